@@ -1,0 +1,42 @@
+/**
+ * Composition: which services one handler serves. Their paths do not
+ * overlap, so their route tables merge into one.
+ * @module
+ */
+
+import { MemoryStore } from "./memory_store.ts";
+import { messagingRoutes } from "./messaging.ts";
+import type { ServiceOptions } from "./options.ts";
+import { quoteRoutes } from "./quote.ts";
+import { createRouter, type Handler, type RouterOptions } from "./router.ts";
+
+/** One service by name. */
+export type ServiceName = "messaging" | "quote";
+
+/** The services a process can serve. */
+export const SERVICES: readonly ServiceName[] = ["messaging", "quote"];
+
+/** What `--service` selects: one service or `all`. */
+export type ServiceSelection = ServiceName | "all";
+
+/** Options of {@linkcode createHandler}. */
+export interface HandlerOptions extends ServiceOptions, RouterOptions {
+  /** Which services to serve. Default `all`. */
+  service?: ServiceSelection;
+}
+
+/** The service names a selection stands for. */
+export function servicesOf(selection: ServiceSelection): ServiceName[] {
+  return selection === "all" ? [...SERVICES] : [selection];
+}
+
+const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
+
+/** Builds one handler serving the selected services over one shared store. */
+export function createHandler(options: HandlerOptions = {}): Handler {
+  const shared = { ...options, store: options.store ?? new MemoryStore() };
+  const routes = servicesOf(options.service ?? "all").map((name) =>
+    routesOf[name](shared)
+  );
+  return createRouter(Object.assign({}, ...routes), options);
+}

@@ -1,0 +1,190 @@
+/**
+ * The messaging service: users register a name for a token (`/users`), and
+ * with it list users, unregister and post messages (`/`); anyone reads the
+ * newest five messages.
+ * @module
+ */
+
+import { authenticate, type Credential } from "./auth.ts";
+import {
+  encodeJson,
+  type ErrorEntry,
+  errorResponse,
+  jsonResponse,
+  lastValueCache,
+  ok,
+  readText,
+  statusResponse,
+} from "./http.ts";
+import { MemoryStore } from "./memory_store.ts";
+import { resolveMaxBodyBytes, type ServiceOptions } from "./options.ts";
+import { createRouter, type Handler, type Routes } from "./router.ts";
+import type { Store } from "./store.ts";
+
+/** How many messages `GET /` answers with. */
+export const NEWEST_COUNT = 5;
+
+/** The longest name accepted, in Unicode code points. */
+export const MAX_NAME_LENGTH = 64;
+
+const ADDED_BODY = encodeJson({ status: "added" });
+const encoder = new TextEncoder();
+
+// U+0000–U+001F and U+007F cannot travel in an HTTP header value.
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const EDGE_SPACE = /^\s|\s$/;
+
+function nameError(description: string): ErrorEntry {
+  return { location: "body", name: "name", description };
+}
+
+/**
+ * Why `name` cannot be registered, or `null` when it can. Every refused name
+ * is one that could not come back intact in the `X-Messaging-Token` header.
+ */
+export function nameProblem(name: string): string | null {
+  if (name.length === 0) return "Name must not be empty";
+  if (name.includes("-")) {
+    return "Name must not contain '-': the token header is split at its first '-'";
+  }
+  if (CONTROL.test(name)) return "Name must not contain control characters";
+  if (EDGE_SPACE.test(name)) {
+    return "Name must not start or end with white space";
+  }
+  let codePoints = 0;
+  for (const _ of name) {
+    if (++codePoints > MAX_NAME_LENGTH) {
+      return `Name must be at most ${MAX_NAME_LENGTH} characters`;
+    }
+  }
+  return null;
+}
+
+/** A fresh token: 20 random bytes as 40 lowercase hex digits. */
+export function newToken(): string {
+  return crypto.getRandomValues(new Uint8Array(20)).toHex();
+}
+
+type Check =
+  | { ok: true; message: Record<string, unknown> }
+  | { ok: false; errors: ErrorEntry[] };
+
+function bodyError(name: string, description: string): Check {
+  return { ok: false, errors: [{ location: "body", name, description }] };
+}
+
+/**
+ * Runs the contract's message checks in order on a posted body and, when
+ * they pass, returns the message to store with `color` and `user` set.
+ */
+export function checkMessage(body: string | null, user: string): Check {
+  let parsed: unknown;
+  try {
+    if (body === null) throw new SyntaxError("not UTF-8");
+    parsed = JSON.parse(body);
+  } catch {
+    return bodyError("message", "Not valid JSON");
+  }
+  if (
+    typeof parsed !== "object" || parsed === null || Array.isArray(parsed) ||
+    !Object.hasOwn(parsed, "text")
+  ) {
+    return bodyError("text", "Missing text");
+  }
+  // JSON.parse defines every key as an own data property, `__proto__`
+  // included, so the posted fields are kept as posted.
+  const message = parsed as Record<string, unknown>;
+  if (typeof message.text !== "string") {
+    return bodyError("text", "text must be a string");
+  }
+  if (!Object.hasOwn(message, "color")) {
+    message.color = "black";
+  } else if (message.color !== "red" && message.color !== "black") {
+    return bodyError("color", "only red and black supported");
+  }
+  message.user = user;
+  return { ok: true, message };
+}
+
+const unauthorized = () => statusResponse(401);
+
+/** Runs `then` for an authenticated request, answering 401 otherwise. */
+async function withUser(
+  req: Request,
+  store: Store,
+  then: (user: Credential) => Promise<Response>,
+): Promise<Response> {
+  const user = await authenticate(req, store);
+  return user === null ? unauthorized() : then(user);
+}
+
+/** The messaging service's route table, for composing with other services. */
+export function messagingRoutes(options: ServiceOptions = {}): Routes {
+  const store = options.store ?? new MemoryStore();
+  const maxBodyBytes = resolveMaxBodyBytes(options);
+  const messagesBody = lastValueCache((json: string) => encoder.encode(json));
+  const answerMessages = (json: string) => jsonResponse(messagesBody(json));
+
+  async function register(req: Request): Promise<Response> {
+    const name = await readText(req, maxBodyBytes);
+    if (name === null) {
+      return errorResponse([nameError("Name is not valid UTF-8")]);
+    }
+    const problem = nameProblem(name);
+    if (problem !== null) return errorResponse([nameError(problem)]);
+    const token = newToken();
+    switch (await store.registerUser(name, token)) {
+      case "registered":
+        return ok({ token: `${name}-${token}` });
+      case "exists":
+        return errorResponse([
+          { location: "url", name: "name", description: "This user exists!" },
+        ]);
+      case "full":
+        return errorResponse(
+          [nameError("No more users can register: the user limit is reached")],
+          503,
+        );
+    }
+  }
+
+  return {
+    "/users": {
+      POST: register,
+      GET: (req) =>
+        withUser(
+          req,
+          store,
+          async () => ok({ users: await store.listUsers() }),
+        ),
+      DELETE: (req) =>
+        withUser(req, store, async ({ name, token }) =>
+          // The token is checked again as the user is removed, so a
+          // request racing a re-registration cannot remove the new user.
+          await store.removeUser(name, token)
+            ? ok({ Goodbye: name })
+            : unauthorized()),
+    },
+    "/": {
+      GET() {
+        const json = store.newestMessages(NEWEST_COUNT);
+        return json instanceof Promise
+          ? json.then(answerMessages)
+          : answerMessages(json);
+      },
+      POST: (req) =>
+        withUser(req, store, async ({ name }) => {
+          const check = checkMessage(await readText(req, maxBodyBytes), name);
+          if (!check.ok) return errorResponse(check.errors);
+          await store.addMessage(JSON.stringify(check.message));
+          return jsonResponse(ADDED_BODY);
+        }),
+    },
+  };
+}
+
+/** Builds the messaging service as one handler. */
+export function createMessagingService(options: ServiceOptions = {}): Handler {
+  return createRouter(messagingRoutes(options));
+}

@@ -1,0 +1,104 @@
+/** Starts the real program as a subprocess on port 0, as a user would run it. */
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+/** A running program under test. */
+export interface RunningServer {
+  /** Base URL, ending in `/`. */
+  url: string;
+  /** The first line it printed. */
+  banner: string;
+  process: Deno.ChildProcess;
+  /** Everything written to standard error so far. */
+  stderr(): string;
+  /** Sends `signal` and waits for the exit code. */
+  stop(signal?: Deno.Signal): Promise<number>;
+}
+
+/** Options of {@linkcode startServer}. */
+export interface StartOptions {
+  /** Add `--port=0` unless `args` name a port. Default true. */
+  port?: boolean;
+}
+
+/** Runs `main.ts` with `args` and waits for its banner. */
+export async function startServer(
+  args: string[] = [],
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<RunningServer> {
+  const addPort = (options.port ?? true) &&
+    !args.some((a) => a.startsWith("--port"));
+  const process = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      MAIN,
+      "--hostname=127.0.0.1",
+      ...(addPort ? ["--port=0"] : []),
+      ...args,
+    ],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let errText = "";
+  const errDone = process.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (errText += chunk) }),
+  );
+  const lines = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const deadline = setTimeout(() => process.kill("SIGKILL"), 15_000);
+  while (!out.includes("\n")) {
+    const { done, value } = await lines.read();
+    if (done) break;
+    out += value;
+  }
+  clearTimeout(deadline);
+  const banner = out.split("\n")[0];
+  const match = banner.match(/^Listening on (http:\/\/[^ ]+\/) /);
+  if (!match) {
+    await process.status;
+    await errDone;
+    throw new Error(
+      `no banner; stdout=${JSON.stringify(out)} stderr=${errText}`,
+    );
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  const outDone = (async () => {
+    while (!(await lines.read()).done);
+  })();
+  return {
+    url: match[1],
+    banner,
+    process,
+    stderr: () => errText,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      try {
+        process.kill(signal);
+      } catch {
+        // Already exited; its status still tells how.
+      }
+      const timer = setTimeout(() => process.kill("SIGKILL"), 10_000);
+      const { code } = await process.status;
+      clearTimeout(timer);
+      await Promise.all([errDone, outDone]);
+      return code;
+    },
+  };
+}
+
+/** Runs `main.ts` to completion with `args` and returns its exit code and output. */
+export async function runProgram(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env", MAIN, ...args],
+    env,
+    signal: AbortSignal.timeout(15_000),
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code, stdout: decode(stdout), stderr: decode(stderr) };
+}
