@@ -252,8 +252,6 @@ async function serve(config: Config, store: Store): Promise<void> {
     throw error;
   }
   await server.finished;
-  Deno.removeSignalListener("SIGINT", stop);
-  Deno.removeSignalListener("SIGTERM", stop);
   await store.close();
 }
 
@@ -274,6 +272,9 @@ if (import.meta.main) {
         config,
         new MemoryStore({ history: config.history, maxUsers: config.maxUsers }),
       );
+      // The signal listeners stay until the end, so a signal repeated while
+      // stopping cannot kill the process half-way; exit explicitly instead.
+      Deno.exit(0);
     } catch (error) {
       if (!(error instanceof Deno.errors.AddrInUse)) throw error;
       console.error(
