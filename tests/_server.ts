@@ -19,6 +19,12 @@ export interface RunningServer {
 export interface StartOptions {
   /** Add `--port=0` unless `args` name a port. Default true. */
   port?: boolean;
+  /** The module to run. Default `main.ts`. */
+  entry?: string;
+  /** A command the run is wrapped in, such as `taskset -c 1`. */
+  prefix?: string[];
+  /** Extra `deno run` flags, such as `--v8-flags=...`. */
+  denoFlags?: string[];
 }
 
 /** Runs `main.ts` with `args` and waits for its banner. */
@@ -29,16 +35,21 @@ export async function startServer(
 ): Promise<RunningServer> {
   const addPort = (options.port ?? true) &&
     !args.some((a) => a.startsWith("--port"));
-  const process = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      MAIN,
-      "--hostname=127.0.0.1",
-      ...(addPort ? ["--port=0"] : []),
-      ...args,
-    ],
+  const command = [
+    ...(options.prefix ?? []),
+    Deno.execPath(),
+    "run",
+    "--allow-net",
+    "--allow-env",
+    "--allow-read",
+    ...(options.denoFlags ?? []),
+    options.entry ?? MAIN,
+    "--hostname=127.0.0.1",
+    ...(addPort ? ["--port=0"] : []),
+    ...args,
+  ];
+  const process = new Deno.Command(command[0], {
+    args: command.slice(1),
     env,
     stdout: "piped",
     stderr: "piped",

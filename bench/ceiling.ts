@@ -1,0 +1,26 @@
+/**
+ * The ceiling servers the benchmark compares against: what Deno's HTTP stack
+ * does with no application at all. `ceiling` answers one constant JSON body
+ * without reading the request; `--read` (`ceiling-read`) reads the whole
+ * request body first. Prints the same banner as the program.
+ * @module
+ */
+
+const BODY = new TextEncoder().encode('{"status":"ok"}');
+const HEADERS = { "content-type": "application/json; charset=UTF-8" };
+const read = Deno.args.includes("--read");
+
+Deno.serve(
+  {
+    port: 0,
+    hostname: "127.0.0.1",
+    onListen: ({ port }) =>
+      console.log(`Listening on http://127.0.0.1:${port}/ (services: ceiling)`),
+  },
+  read
+    ? async (req) => {
+      await req.arrayBuffer();
+      return new Response(BODY, { headers: HEADERS });
+    }
+    : () => new Response(BODY, { headers: HEADERS }),
+);

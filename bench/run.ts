@@ -1,0 +1,398 @@
+/**
+ * `deno task bench`: the HTTP load benchmark. Starts the two ceiling servers
+ * and the real program side by side, drives each with the same `wrk` load,
+ * one after the other, and reports requests/s, p99 latency, server CPU per
+ * request and the ratios to the matching ceiling, as a Markdown table, a JSON
+ * file and an SVG chart under `bench/results/`.
+ *
+ * wrk runs on core 0 and every server on core 1 (`taskset`), so one cannot
+ * steal the other's cycles.
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { type RunningServer, startServer } from "../tests/_server.ts";
+import { renderChart } from "./chart.ts";
+
+interface Scenario {
+  name: string;
+  kind: "GET" | "POST";
+  /** The wrk Lua script; `NONCE` is replaced by a value unique to each run. */
+  script: (token: string) => string;
+}
+
+const luaString = (s: string) => JSON.stringify(s);
+
+const SCENARIOS: Scenario[] = [
+  { name: "get_messages", kind: "GET", script: () => `wrk.path = "/"` },
+  { name: "get_quote", kind: "GET", script: () => `wrk.path = "/quote"` },
+  {
+    name: "list_users",
+    kind: "GET",
+    script: (token) =>
+      `wrk.path = "/users"\nwrk.headers["X-Messaging-Token"] = ${
+        luaString(token)
+      }`,
+  },
+  {
+    name: "post_message",
+    kind: "POST",
+    script: (token) =>
+      `wrk.method = "POST"\nwrk.path = "/"\nwrk.body = ${
+        luaString('{"text":"Hello, bench!","color":"red"}')
+      }\nwrk.headers["X-Messaging-Token"] = ${luaString(token)}`,
+  },
+  {
+    name: "post_quote",
+    kind: "POST",
+    script: () =>
+      `wrk.method = "POST"\nwrk.path = "/quote"\nwrk.body = "Benchmarks never lie?"`,
+  },
+  {
+    name: "register",
+    kind: "POST",
+    // A name unique to the run, the thread and the request, so every
+    // request registers a new user.
+    script: () =>
+      `local n = 0\nlocal id = tostring(math.random(1, 1e9))\nrequest = function()\n  n = n + 1\n  return wrk.format("POST", "/users", nil, "NONCE_" .. id .. "_" .. n)\nend`,
+  },
+];
+
+interface Target {
+  name: string;
+  args: string[];
+  entry?: string;
+  ceiling?: boolean;
+}
+
+interface Run {
+  requests: number;
+  rps: number;
+  p99ms: number;
+  cpuUsPerReq: number;
+  bad: number;
+}
+
+interface Row {
+  scenario: string;
+  target: string;
+  rps: number;
+  p99ms: number;
+  cpuUsPerReq: number;
+  rpsRatio?: number;
+  cpuRatio?: number;
+  peakRssMb: number;
+  rounds: Run[];
+}
+
+const { values: flags } = parseArgs({
+  args: Deno.args,
+  options: {
+    duration: { type: "string", default: "3" },
+    warmup: { type: "string", default: "1" },
+    rounds: { type: "string", default: "3" },
+    connections: { type: "string", default: "50" },
+    scenarios: {
+      type: "string",
+      default: SCENARIOS.map((s) => s.name).join(","),
+    },
+    store: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+
+if (flags.help) {
+  console.log(`Usage: deno task bench [flags]
+  --duration=S      seconds per measured run (default 3)
+  --warmup=S        seconds of unmeasured load before each scenario (default 1)
+  --rounds=N        measured runs per scenario and server; medians are reported (default 3)
+  --connections=N   wrk connections (default 50)
+  --scenarios=a,b   some of: ${SCENARIOS.map((s) => s.name).join(", ")}
+  --store=URL       also run the program with this --store (e.g. redis://127.0.0.1:6379/0)
+`);
+  Deno.exit(0);
+}
+
+const CLK_TCK = 100;
+const OUT = new URL("./results/", import.meta.url).pathname;
+const chosen = flags.scenarios.split(",").map((name) => {
+  const scenario = SCENARIOS.find((s) => s.name === name);
+  if (!scenario) throw new Error(`unknown scenario ${name}`);
+  return scenario;
+});
+
+function requireTool(name: string, install: string): void {
+  const found = new Deno.Command("sh", { args: ["-c", `command -v ${name}`] })
+    .outputSync().success;
+  if (!found) {
+    console.error(`error: ${name} is not installed: ${install}`);
+    Deno.exit(1);
+  }
+}
+requireTool("wrk", "apt-get install wrk");
+const pin = (core: number) =>
+  new Deno.Command("sh", { args: ["-c", "command -v taskset"] }).outputSync()
+      .success && navigator.hardwareConcurrency >= 2
+    ? ["taskset", "-c", String(core)]
+    : [];
+
+/** Reads a file under /proc through `cat`: Deno grants /proc reads only with --allow-all. */
+function readProc(path: string): string {
+  const out = new Deno.Command("cat", { args: [path] }).outputSync();
+  return new TextDecoder().decode(out.stdout);
+}
+
+function cpuTicks(pid: number): number {
+  const stat = readProc(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function peakRssMb(pid: number): number {
+  const status = readProc(`/proc/${pid}/status`);
+  const kb = Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+function parseLatencyMs(text: string): number {
+  const m = text.match(/^([\d.]+)(us|ms|s)$/);
+  if (!m) return NaN;
+  const scale = { us: 0.001, ms: 1, s: 1000 }[m[2] as "us" | "ms" | "s"];
+  return Number(m[1]) * scale;
+}
+
+let nonce = 0;
+async function wrk(
+  url: string,
+  script: string,
+  seconds: number,
+): Promise<Omit<Run, "cpuUsPerReq">> {
+  const file = await Deno.makeTempFile({ dir: OUT, suffix: ".tmp" });
+  await Deno.writeTextFile(file, script.replaceAll("NONCE", `n${++nonce}`));
+  const cmd = [
+    ...pin(0),
+    "wrk",
+    "-t1",
+    `-c${flags.connections}`,
+    `-d${seconds}s`,
+    "--latency",
+    "-s",
+    file,
+    url,
+  ];
+  const out = await new Deno.Command(cmd[0], {
+    args: cmd.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  await Deno.remove(file);
+  const text = new TextDecoder().decode(out.stdout);
+  const requests = Number(text.match(/(\d+) requests in/)?.[1] ?? NaN);
+  const rps = Number(text.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? NaN);
+  const p99 = parseLatencyMs(text.match(/^\s+99%\s+(\S+)/m)?.[1] ?? "");
+  const non2xx = Number(
+    text.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0,
+  );
+  const socket = text.match(
+    /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/,
+  );
+  const socketErrors = socket
+    ? socket.slice(1).reduce((a, b) => a + Number(b), 0)
+    : 0;
+  if (!out.success || Number.isNaN(requests)) {
+    throw new Error(
+      `wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return { requests, rps, p99ms: p99, bad: non2xx + socketErrors };
+}
+
+async function setUp(url: string): Promise<string> {
+  const register = async (name: string) => {
+    const res = await fetch(`${url}users`, { method: "POST", body: name });
+    if (res.status !== 200) {
+      throw new Error(`setup: register ${name}: ${res.status}`);
+    }
+    return (await res.json()).token as string;
+  };
+  const token = await register("bench");
+  for (let i = 0; i < 5; i++) {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "x-messaging-token": token },
+      body: JSON.stringify({
+        text: `Message ${i} of the benchmark`,
+        color: i % 2 ? "red" : "black",
+      }),
+    });
+    await res.body?.cancel();
+  }
+  for (let batch = 0; batch < 10; batch++) {
+    await Promise.all(
+      Array.from({ length: 100 }, (_, i) => register(`user${batch * 100 + i}`)),
+    );
+  }
+  return token;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2
+    ? s[(s.length - 1) / 2]
+    : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const targets: Target[] = [
+  {
+    name: "ceiling",
+    args: [],
+    entry: new URL("./ceiling.ts", import.meta.url).pathname,
+    ceiling: true,
+  },
+  {
+    name: "ceiling-read",
+    args: ["--read"],
+    entry: new URL("./ceiling.ts", import.meta.url).pathname,
+    ceiling: true,
+  },
+  { name: "memory", args: ["--quiet", "--max-users=100000000"] },
+];
+if (flags.store) {
+  targets.push({
+    name: "redis",
+    args: ["--quiet", "--max-users=100000000", `--store=${flags.store}`],
+  });
+}
+
+await Deno.mkdir(OUT, { recursive: true });
+const servers = new Map<string, RunningServer>();
+for (const target of targets) {
+  servers.set(
+    target.name,
+    await startServer(target.args, {}, { entry: target.entry, prefix: pin(1) }),
+  );
+}
+const tokens = new Map<string, string>();
+for (const target of targets) {
+  const url = servers.get(target.name)!.url;
+  tokens.set(target.name, target.ceiling ? "bench-0000" : await setUp(url));
+}
+
+const rows: Row[] = [];
+const duration = Number(flags.duration);
+const rounds = Number(flags.rounds);
+let failed = false;
+try {
+  for (const scenario of chosen) {
+    const ceilingName = scenario.kind === "GET" ? "ceiling" : "ceiling-read";
+    const runs = new Map<string, Run[]>(targets.map((t) => [t.name, []]));
+    for (const target of targets) {
+      const server = servers.get(target.name)!;
+      await wrk(
+        server.url,
+        scenario.script(tokens.get(target.name)!),
+        Number(flags.warmup),
+      );
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const target of targets) {
+        const server = servers.get(target.name)!;
+        const before = cpuTicks(server.process.pid);
+        const run = await wrk(
+          server.url,
+          scenario.script(tokens.get(target.name)!),
+          duration,
+        );
+        const cpuUs = (cpuTicks(server.process.pid) - before) * (1e6 / CLK_TCK);
+        runs.get(target.name)!.push({
+          ...run,
+          cpuUsPerReq: cpuUs / run.requests,
+        });
+        if (run.bad > 0) {
+          failed = true;
+          console.error(
+            `${scenario.name} on ${target.name}: ${run.bad} unexpected statuses or socket errors`,
+          );
+        }
+      }
+    }
+    const base = runs.get(ceilingName)!;
+    const baseRps = median(base.map((r) => r.rps));
+    const baseCpu = median(base.map((r) => r.cpuUsPerReq));
+    for (const target of targets) {
+      const rs = runs.get(target.name)!;
+      const rps = median(rs.map((r) => r.rps));
+      const cpu = median(rs.map((r) => r.cpuUsPerReq));
+      const row: Row = {
+        scenario: scenario.name,
+        target: target.name,
+        rps,
+        p99ms: median(rs.map((r) => r.p99ms)),
+        cpuUsPerReq: cpu,
+        peakRssMb: peakRssMb(servers.get(target.name)!.process.pid),
+        rounds: rs,
+      };
+      if (!target.ceiling) {
+        row.rpsRatio = rps / baseRps;
+        row.cpuRatio = cpu / baseCpu;
+      }
+      if (!target.ceiling || target.name === ceilingName) rows.push(row);
+    }
+    console.error(`done: ${scenario.name}`);
+  }
+} finally {
+  for (const server of servers.values()) await server.stop();
+}
+
+const fmt = (n: number | undefined, digits = 0) =>
+  n === undefined ? "" : n.toLocaleString("en-US", {
+    maximumFractionDigits: digits,
+    minimumFractionDigits: digits,
+  });
+const table = [
+  "| scenario | server | requests/s | p99 ms | CPU µs/req | req/s ÷ ceiling | CPU ÷ ceiling | peak RSS MB |",
+  "|---|---|--:|--:|--:|--:|--:|--:|",
+  ...rows.map((r) =>
+    `| ${r.scenario} | ${r.target} | ${fmt(r.rps)} | ${fmt(r.p99ms, 2)} | ${
+      fmt(r.cpuUsPerReq, 2)
+    } | ${fmt(r.rpsRatio, 3)} | ${fmt(r.cpuRatio, 3)} | ${
+      fmt(r.peakRssMb, 1)
+    } |`
+  ),
+].join("\n");
+
+const deno = Deno.version.deno;
+const settings = {
+  duration,
+  rounds,
+  warmup: Number(flags.warmup),
+  connections: Number(flags.connections),
+  wrkThreads: 1,
+  pinned: pin(0).length > 0,
+};
+const header =
+  `Deno ${deno}, wrk -t1 -c${settings.connections} -d${duration}s, ${rounds} rounds (medians), ${
+    settings.pinned ? "wrk on core 0, servers on core 1" : "not pinned"
+  }, ${new Date().toISOString()}`;
+console.log(`${header}\n\n${table}`);
+
+const stamp = new Date().toISOString().replaceAll(":", "-").slice(0, 19);
+const json = JSON.stringify(
+  { date: new Date().toISOString(), deno, settings, rows },
+  null,
+  2,
+);
+await Deno.writeTextFile(`${OUT}${stamp}.json`, json + "\n");
+await Deno.writeTextFile(`${OUT}latest.json`, json + "\n");
+await Deno.writeTextFile(`${OUT}latest.md`, `${header}\n\n${table}\n`);
+await Deno.writeTextFile(
+  `${OUT}latest.svg`,
+  renderChart(rows.filter((r) => r.rpsRatio !== undefined)),
+);
+console.error(`written: ${OUT}latest.{md,json,svg} and ${stamp}.json`);
+if (failed) {
+  console.error(
+    "error: some runs saw unexpected statuses; their figures are not throughput",
+  );
+  Deno.exit(1);
+}
