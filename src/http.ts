@@ -107,7 +107,7 @@ export async function readBytes(
       throw new BodyTooLargeError(limit);
     }
     if (Number.isSafeInteger(length) && length >= 0) {
-      const bytes = new Uint8Array(await req.arrayBuffer());
+      const bytes = await req.bytes();
       if (bytes.byteLength > limit) throw new BodyTooLargeError(limit);
       return bytes;
     }

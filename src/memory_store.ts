@@ -51,6 +51,7 @@ export class Ring {
 /** Keeps users, messages and the quote in memory. */
 export class MemoryStore implements Store {
   #users = new Map<string, string>();
+  #userList: readonly string[] | undefined;
   #messages: Ring;
   #maxUsers: number;
   #quote = INITIAL_QUOTE;
@@ -70,6 +71,7 @@ export class MemoryStore implements Store {
     if (this.#users.has(name)) return "exists";
     if (this.#users.size >= this.#maxUsers) return "full";
     this.#users.set(name, token);
+    this.#userList = undefined;
     return "registered";
   }
 
@@ -81,12 +83,13 @@ export class MemoryStore implements Store {
   /** Removes `name` while its token is still `token`. */
   removeUser(name: string, token: string): boolean {
     if (this.#users.get(name) !== token) return false;
+    this.#userList = undefined;
     return this.#users.delete(name);
   }
 
-  /** Names in registration order (a `Map` keeps insertion order). */
-  listUsers(): string[] {
-    return [...this.#users.keys()];
+  /** Names in registration order (a `Map` keeps insertion order), rebuilt only after a change. */
+  listUsers(): readonly string[] {
+    return this.#userList ??= [...this.#users.keys()];
   }
 
   /** Inserts a message as the newest. */

@@ -125,6 +125,11 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
   const maxBodyBytes = resolveMaxBodyBytes(options);
   const messagesBody = lastValueCache((json: string) => encoder.encode(json));
   const answerMessages = (json: string) => jsonResponse(messagesBody(json));
+  // The store hands back the same list until it changes, so its JSON is
+  // built once per change rather than once per request.
+  const usersBody = lastValueCache((users: readonly string[]) =>
+    encodeJson({ users })
+  );
 
   async function register(req: Request): Promise<Response> {
     const name = await readText(req, maxBodyBytes);
@@ -136,7 +141,7 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
     const token = newToken();
     switch (await store.registerUser(name, token)) {
       case "registered":
-        return ok({ token: `${name}-${token}` });
+        return jsonResponse(`{"token":${JSON.stringify(`${name}-${token}`)}}`);
       case "exists":
         return errorResponse([
           { location: "url", name: "name", description: "This user exists!" },
@@ -156,7 +161,7 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
         withUser(
           req,
           store,
-          async () => ok({ users: await store.listUsers() }),
+          async () => jsonResponse(usersBody(await store.listUsers())),
         ),
       DELETE: (req) =>
         withUser(req, store, async ({ name, token }) =>

@@ -19,8 +19,8 @@ export interface Store {
   tokenOf(name: string): Awaitable<string | undefined>;
   /** Removes `name` only while its token is still `token`; `false` when it was not. */
   removeUser(name: string, token: string): Awaitable<boolean>;
-  /** Every registered name, in registration order. */
-  listUsers(): Awaitable<string[]>;
+  /** Every registered name, in registration order; the same array until the set changes. */
+  listUsers(): Awaitable<readonly string[]>;
   /** Inserts a message (JSON object text) as the newest, dropping the oldest past the history bound. */
   addMessage(message: string): Awaitable<void>;
   /** The newest `limit` messages, newest first, as the text of a JSON array. */
