@@ -97,6 +97,7 @@ const { values: flags } = parseArgs({
       default: SCENARIOS.map((s) => s.name).join(","),
     },
     store: { type: "string" },
+    baseline: { type: "string" },
     help: { type: "boolean", default: false },
   },
 });
@@ -109,6 +110,7 @@ if (flags.help) {
   --connections=N   wrk connections (default 50)
   --scenarios=a,b   some of: ${SCENARIOS.map((s) => s.name).join(", ")}
   --store=URL       also run the program with this --store (e.g. redis://127.0.0.1:6379/0)
+  --baseline=REF    also run the program as of git REF, to judge a change in the same run
 `);
   Deno.exit(0);
 }
@@ -257,6 +259,24 @@ const targets: Target[] = [
   },
   { name: "memory", args: ["--quiet", "--max-users=100000000"] },
 ];
+if (flags.baseline) {
+  // The program as it was at REF, checked out beside the tree, so a change
+  // is measured against its predecessor under the same load and noise.
+  const dir = await Deno.makeTempDir({ dir: OUT, suffix: ".tmp" });
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, stdout: "null" }).outputSync();
+  if (!git("worktree", "add", "--detach", dir, flags.baseline).success) {
+    throw new Error(`cannot check out ${flags.baseline}`);
+  }
+  addEventListener("unload", () => {
+    git("worktree", "remove", "--force", dir);
+  });
+  targets.push({
+    name: `baseline ${flags.baseline}`,
+    args: ["--quiet", "--max-users=100000000"],
+    entry: `${dir}/main.ts`,
+  });
+}
 if (flags.store) {
   targets.push({
     name: "redis",

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { authenticate, type Credential } from "./auth.ts";
+import { authenticate } from "./auth.ts";
 import {
   encodeJson,
   type ErrorEntry,
@@ -19,7 +19,6 @@ import {
 import { MemoryStore } from "./memory_store.ts";
 import { resolveMaxBodyBytes, type ServiceOptions } from "./options.ts";
 import { createRouter, type Handler, type Routes } from "./router.ts";
-import type { Store } from "./store.ts";
 
 /** How many messages `GET /` answers with. */
 export const NEWEST_COUNT = 5;
@@ -61,9 +60,21 @@ export function nameProblem(name: string): string | null {
   return null;
 }
 
-/** A fresh token: 20 random bytes as 40 lowercase hex digits. */
+const TOKEN_BYTES = 20;
+// Random bytes are drawn from the system in batches and each byte is used
+// for one token only: one call per 512 registrations instead of one each.
+let randomPool = new Uint8Array(0);
+let randomOffset = 0;
+
+/** A fresh token: 20 random bytes from `crypto.getRandomValues` as 40 lowercase hex digits. */
 export function newToken(): string {
-  return crypto.getRandomValues(new Uint8Array(20)).toHex();
+  if (randomOffset + TOKEN_BYTES > randomPool.length) {
+    randomPool = crypto.getRandomValues(new Uint8Array(TOKEN_BYTES * 512));
+    randomOffset = 0;
+  }
+  const bytes = randomPool.subarray(randomOffset, randomOffset + TOKEN_BYTES);
+  randomOffset += TOKEN_BYTES;
+  return bytes.toHex();
 }
 
 type Check =
@@ -109,16 +120,6 @@ export function checkMessage(body: string | null, user: string): Check {
 
 const unauthorized = () => statusResponse(401);
 
-/** Runs `then` for an authenticated request, answering 401 otherwise. */
-async function withUser(
-  req: Request,
-  store: Store,
-  then: (user: Credential) => Promise<Response>,
-): Promise<Response> {
-  const user = await authenticate(req, store);
-  return user === null ? unauthorized() : then(user);
-}
-
 /** The messaging service's route table, for composing with other services. */
 export function messagingRoutes(options: ServiceOptions = {}): Routes {
   const store = options.store ?? new MemoryStore();
@@ -154,38 +155,40 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
     }
   }
 
+  async function listUsers(req: Request): Promise<Response> {
+    if ((await authenticate(req, store)) === null) return unauthorized();
+    return jsonResponse(usersBody(await store.listUsers()));
+  }
+
+  async function unregister(req: Request): Promise<Response> {
+    const user = await authenticate(req, store);
+    // The token is checked again as the user is removed, so a request
+    // racing a re-registration cannot remove the new user.
+    if (user === null || !(await store.removeUser(user.name, user.token))) {
+      return unauthorized();
+    }
+    return ok({ Goodbye: user.name });
+  }
+
+  function readMessages(): Response | Promise<Response> {
+    const json = store.newestMessages(NEWEST_COUNT);
+    return json instanceof Promise
+      ? json.then(answerMessages)
+      : answerMessages(json);
+  }
+
+  async function postMessage(req: Request): Promise<Response> {
+    const user = await authenticate(req, store);
+    if (user === null) return unauthorized();
+    const check = checkMessage(await readText(req, maxBodyBytes), user.name);
+    if (!check.ok) return errorResponse(check.errors);
+    await store.addMessage(JSON.stringify(check.message));
+    return jsonResponse(ADDED_BODY);
+  }
+
   return {
-    "/users": {
-      POST: register,
-      GET: (req) =>
-        withUser(
-          req,
-          store,
-          async () => jsonResponse(usersBody(await store.listUsers())),
-        ),
-      DELETE: (req) =>
-        withUser(req, store, async ({ name, token }) =>
-          // The token is checked again as the user is removed, so a
-          // request racing a re-registration cannot remove the new user.
-          await store.removeUser(name, token)
-            ? ok({ Goodbye: name })
-            : unauthorized()),
-    },
-    "/": {
-      GET() {
-        const json = store.newestMessages(NEWEST_COUNT);
-        return json instanceof Promise
-          ? json.then(answerMessages)
-          : answerMessages(json);
-      },
-      POST: (req) =>
-        withUser(req, store, async ({ name }) => {
-          const check = checkMessage(await readText(req, maxBodyBytes), name);
-          if (!check.ok) return errorResponse(check.errors);
-          await store.addMessage(JSON.stringify(check.message));
-          return jsonResponse(ADDED_BODY);
-        }),
-    },
+    "/users": { POST: register, GET: listUsers, DELETE: unregister },
+    "/": { GET: readMessages, POST: postMessage },
   };
 }
 

@@ -434,3 +434,14 @@ storeTest(
     assert.deepEqual(await messages(svc), []);
   },
 );
+
+Deno.test("tokens stay distinct across many registrations", async () => {
+  const svc = createMessagingService();
+  const seen = new Set<string>();
+  for (let i = 0; i < 1100; i++) {
+    const token = (await register(svc, `u${i}`)).slice(`u${i}-`.length);
+    assert.match(token, /^[0-9a-f]{40}$/);
+    seen.add(token);
+  }
+  assert.equal(seen.size, 1100);
+});
