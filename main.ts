@@ -13,13 +13,18 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { createHandler, type ServiceSelection, servicesOf } from "./src/app.ts";
+import { createHandler, servicesOf } from "./src/app.ts";
+import {
+  type Config,
+  parseFlags,
+  readEnv,
+  USAGE,
+  UsageError,
+} from "./src/config.ts";
 import { statusResponse } from "./src/http.ts";
-import { MemoryStore } from "./src/memory_store.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "./src/options.ts";
+import { openStore } from "./src/open_store.ts";
 import { type Handler, pathOf } from "./src/router.ts";
-import { DEFAULT_LIMITS, type Store } from "./src/store.ts";
+import { type Store, StoreUnavailableError } from "./src/store.ts";
 
 export {
   createHandler,
@@ -31,119 +36,17 @@ export { JSON_CONTENT_TYPE } from "./src/http.ts";
 export { createMessagingService } from "./src/messaging.ts";
 export { createQuoteService } from "./src/quote.ts";
 export { MemoryStore } from "./src/memory_store.ts";
+export { RedisStore, type RedisStoreOptions } from "./src/redis_store.ts";
+export { openStore, type OpenStoreOptions } from "./src/open_store.ts";
 export type { ServiceOptions } from "./src/options.ts";
 export type { FaultLogger, Handler, RouterOptions } from "./src/router.ts";
-export {
-  type Awaitable,
-  type RegisterResult,
-  type Store,
-  type StoreLimits,
-  StoreUnavailableError,
+export type {
+  Awaitable,
+  RegisterResult,
+  Store,
+  StoreLimits,
 } from "./src/store.ts";
-
-const USAGE = `Usage: deno task start [flags]
-
-Serves the messaging service (/users, /) and the quote service (/quote).
-
-Flags:
-  --service=all|messaging|quote  which services to serve (default: all)
-  --port=N            port to listen on; 0 picks a free one (default: $PORT, else 8000)
-  --hostname=H        address to listen on (default: 0.0.0.0)
-  --max-body-bytes=N  largest request body read, in bytes (default: ${DEFAULT_MAX_BODY_BYTES})
-  --history=N         messages kept, at least 5 (default: ${DEFAULT_LIMITS.history})
-  --max-users=N       users registered at once (default: ${DEFAULT_LIMITS.maxUsers})
-  --quiet             no request log on standard error
-  --help              show this help and exit
-`;
-
-interface Config {
-  service: ServiceSelection;
-  port: number;
-  hostname: string;
-  maxBodyBytes: number;
-  history: number;
-  maxUsers: number;
-  quiet: boolean;
-  help: boolean;
-}
-
-/** A flag or value the program cannot start with; exits 2. */
-class UsageError extends Error {}
-
-function wholeNumber(
-  flag: string,
-  raw: string,
-  min: number,
-  max: number,
-): number {
-  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) {
-    throw new UsageError(
-      `${flag} must be a whole number from ${min} to ${max} (got "${raw}")`,
-    );
-  }
-  return value;
-}
-
-function parseFlags(
-  args: string[],
-  env: (name: string) => string | undefined,
-): Config {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        service: { type: "string", default: "all" },
-        port: { type: "string" },
-        hostname: { type: "string", default: "0.0.0.0" },
-        "max-body-bytes": {
-          type: "string",
-          default: String(DEFAULT_MAX_BODY_BYTES),
-        },
-        history: { type: "string", default: String(DEFAULT_LIMITS.history) },
-        "max-users": {
-          type: "string",
-          default: String(DEFAULT_LIMITS.maxUsers),
-        },
-        quiet: { type: "boolean", default: false },
-        help: { type: "boolean", default: false },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const service = values.service;
-  if (service !== "all" && service !== "messaging" && service !== "quote") {
-    throw new UsageError(
-      `--service must be all, messaging or quote (got "${service}")`,
-    );
-  }
-  if (values.hostname === "") throw new UsageError("--hostname is empty");
-  const envPort = values.port === undefined ? env("PORT") : undefined;
-  const port = values.port !== undefined
-    ? wholeNumber("--port", values.port, 0, 65535)
-    : envPort
-    ? wholeNumber("PORT", envPort, 0, 65535)
-    : 8000;
-  return {
-    service,
-    port,
-    hostname: values.hostname,
-    maxBodyBytes: wholeNumber(
-      "--max-body-bytes",
-      values["max-body-bytes"],
-      1,
-      2 ** 30,
-    ),
-    history: wholeNumber("--history", values.history, 5, 10_000_000),
-    maxUsers: wholeNumber("--max-users", values["max-users"], 1, 100_000_000),
-    quiet: values.quiet,
-    help: values.help,
-  };
-}
+export { StoreUnavailableError };
 
 /** Wraps `handler` to log one line per request: method, path, status, milliseconds. */
 function withRequestLog(handler: Handler): Handler {
@@ -156,12 +59,6 @@ function withRequestLog(handler: Handler): Handler {
     console.error(`${req.method} ${pathOf(req.url)} ${res.status} ${ms}ms`);
     return res;
   };
-}
-
-/** An environment variable, or `undefined` when unset or not permitted. */
-function readEnv(name: string): string | undefined {
-  const state = Deno.permissions.querySync({ name: "env", variable: name });
-  return state.state === "granted" ? Deno.env.get(name) : undefined;
 }
 
 /** How long shutdown waits for requests in flight before closing anyway. */
@@ -269,19 +166,22 @@ if (import.meta.main) {
     console.log(USAGE);
   } else {
     try {
-      await serve(
-        config,
-        new MemoryStore({ history: config.history, maxUsers: config.maxUsers }),
-      );
+      await serve(config, await openStore(config));
       // The signal listeners stay until the end, so a signal repeated while
       // stopping cannot kill the process half-way; exit explicitly instead.
       Deno.exit(0);
     } catch (error) {
-      if (!(error instanceof Deno.errors.AddrInUse)) throw error;
-      console.error(
-        `error: cannot listen on ${config.hostname}:${config.port}: ${error.message}`,
-      );
-      Deno.exit(1);
+      if (error instanceof Deno.errors.AddrInUse) {
+        console.error(
+          `error: cannot listen on ${config.hostname}:${config.port}: ${error.message}`,
+        );
+        Deno.exit(1);
+      }
+      if (error instanceof StoreUnavailableError) {
+        console.error(`error: ${error.message}`);
+        Deno.exit(1);
+      }
+      throw error;
     }
   }
 }

@@ -1,8 +1,10 @@
 /** Shared test helpers: requests without a socket, and the store backends to run the contract against. */
 
 import { MemoryStore } from "../src/memory_store.ts";
+import { RedisStore } from "../src/redis_store.ts";
 import type { Handler } from "../src/router.ts";
 import type { Store, StoreLimits } from "../src/store.ts";
+import { type RedisServer, redisServerPath, startRedis } from "./_redis.ts";
 
 /** The exact content type the contract requires on every response. */
 export const CONTENT_TYPE = "application/json; charset=UTF-8";
@@ -80,11 +82,38 @@ export interface StoreBackend {
   create(limits?: StoreLimits): Promise<Store>;
 }
 
+let sharedRedis: Promise<RedisServer> | undefined;
+
+/** One Redis server for the whole run, started on first use. */
+export function sharedRedisServer(): Promise<RedisServer> {
+  return sharedRedis ??= startRedis();
+}
+
+const redisMissing = redisServerPath() === undefined
+  ? "redis-server is not on PATH (apt-get install redis-server)"
+  : undefined;
+if (redisMissing) {
+  console.warn(`\n!!! SKIPPING every Redis store test: ${redisMissing} !!!\n`);
+}
+
 /** Every backend; each contract test runs once per entry. */
 export const backends: StoreBackend[] = [
   {
     name: "memory",
     create: (limits) => Promise.resolve(new MemoryStore(limits)),
+  },
+  {
+    name: "redis",
+    unavailable: redisMissing,
+    async create(limits) {
+      const server = await sharedRedisServer();
+      // A prefix of its own per test keeps tests apart on one server.
+      return await RedisStore.connect({
+        url: server.url,
+        prefix: `test:${crypto.randomUUID()}:`,
+        ...limits,
+      });
+    },
   },
 ];
 

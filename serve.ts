@@ -1,0 +1,62 @@
+/**
+ * The entry for `deno serve`, which owns the socket and can run one worker
+ * per core (`deno serve --parallel`). It takes no flags: the `LMS_*`
+ * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`,
+ * `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`).
+ *
+ * ```sh
+ * LMS_STORE=redis://127.0.0.1:6379/0 deno serve --parallel --allow-net --allow-env serve.ts
+ * ```
+ * @module
+ */
+
+import { createHandler } from "./src/app.ts";
+import { flagsFromEnv, parseFlags, readEnv, UsageError } from "./src/config.ts";
+import { openStore } from "./src/open_store.ts";
+import { StoreUnavailableError } from "./src/store.ts";
+
+/**
+ * Whether other workers of this process run this module too. Workers of
+ * `deno serve --parallel` share the process, so they hear one another on a
+ * channel named after it; the channel stays open so a late worker hears the
+ * earlier ones.
+ */
+async function hasPeerWorkers(): Promise<boolean> {
+  const channel = new BroadcastChannel(`lms-serve-${Deno.pid}`);
+  let peers = 0;
+  channel.onmessage = (event) => {
+    peers++;
+    if (event.data === "hello") channel.postMessage("here");
+  };
+  channel.postMessage("hello");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return peers > 0;
+}
+
+function fail(message: string): never {
+  console.error(`error: ${message}`);
+  Deno.exit(1);
+}
+
+let handler;
+try {
+  const config = parseFlags(flagsFromEnv(readEnv), readEnv);
+  if (config.store === "memory" && await hasPeerWorkers()) {
+    fail(
+      "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
+    );
+  }
+  handler = createHandler({
+    service: config.service,
+    maxBodyBytes: config.maxBodyBytes,
+    store: await openStore(config),
+  });
+} catch (error) {
+  if (error instanceof UsageError || error instanceof StoreUnavailableError) {
+    fail(error.message);
+  }
+  throw error;
+}
+
+/** The handler `deno serve` runs. */
+export default { fetch: handler } satisfies Deno.ServeDefaultExport;

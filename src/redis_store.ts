@@ -1,0 +1,314 @@
+/**
+ * State in Redis, shared by any number of processes. Every operation is one
+ * atomic Redis step (a command, a Lua script or a MULTI), so processes never
+ * need to coordinate among themselves.
+ *
+ * Reads of the newest messages and of the quote, the hot paths, are served
+ * from a local copy that is dropped whenever any process writes: writers
+ * publish on a channel inside the same transaction as the write, and every
+ * process subscribes to it. While the subscription is down nothing is cached,
+ * so a process can never serve a copy it might not hear about.
+ * @module
+ */
+
+import { createClient, ErrorReply } from "redis";
+import {
+  type Awaitable,
+  INITIAL_QUOTE,
+  type RegisterResult,
+  resolveLimits,
+  type Store,
+  type StoreLimits,
+  StoreUnavailableError,
+} from "./store.ts";
+
+/** Options of {@linkcode RedisStore.connect}. */
+export interface RedisStoreOptions extends StoreLimits {
+  /** `redis://[user:password@]host:port[/db]`. */
+  url: string;
+  /** Prepended to every key and the change channel, so deployments can share a server. Default `lms:`. */
+  prefix?: string;
+  /** How long one command may take before it is answered 503. Default 1,000 ms. */
+  commandTimeoutMs?: number;
+  /** How long a connection attempt may take. Default 2,000 ms. */
+  connectTimeoutMs?: number;
+  /** Told when the connection is lost or restored. Default: a line on standard error. */
+  onStatus?: (message: string) => void;
+}
+
+// Registration order is a sorted set scored by a counter, so a name that
+// leaves and comes back goes to the end, as with the memory store.
+const REGISTER = `
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 'exists' end
+  return 'full'
+end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 'exists' end
+redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+return 'registered'`;
+
+const REMOVE = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1`;
+
+type Client = ReturnType<typeof createClient>;
+
+/** A locally kept copy of one shared value. */
+interface Copy {
+  value: string | undefined;
+  /** Bumped by every write anyone makes, so a read that overlapped one is not kept. */
+  generation: number;
+  /** The subscription's connection the copy was taken under. */
+  epoch: number;
+  /** A read in progress, shared by every request that misses meanwhile. */
+  pending: Promise<string> | undefined;
+}
+
+const newCopy = (): Copy => ({
+  value: undefined,
+  generation: 0,
+  epoch: -1,
+  pending: undefined,
+});
+
+/** Wraps a failure to reach Redis as a 503; a reply Redis sent as an error is a fault. */
+function unavailable(error: unknown): never {
+  if (error instanceof ErrorReply) throw error;
+  throw new StoreUnavailableError("Redis is unavailable", { cause: error });
+}
+
+/** Keeps users, messages and the quote in Redis. */
+export class RedisStore implements Store {
+  #client: Client;
+  #subscriber: Client;
+  #keys: {
+    users: string;
+    order: string;
+    sequence: string;
+    messages: string;
+    quote: string;
+    channel: string;
+  };
+  #history: number;
+  #maxUsers: number;
+  #epoch = 0;
+  #copies = { messages: newCopy(), quote: newCopy() };
+  #messagesLimit = 0;
+
+  private constructor(
+    client: Client,
+    subscriber: Client,
+    prefix: string,
+    limits: Required<StoreLimits>,
+  ) {
+    this.#client = client;
+    this.#subscriber = subscriber;
+    this.#history = limits.history;
+    this.#maxUsers = limits.maxUsers;
+    this.#keys = {
+      users: `${prefix}users`,
+      order: `${prefix}users:order`,
+      sequence: `${prefix}users:sequence`,
+      messages: `${prefix}messages`,
+      quote: `${prefix}quote`,
+      channel: `${prefix}changes`,
+    };
+  }
+
+  /** Connects, failing fast with a clear error when Redis cannot be reached. */
+  static async connect(options: RedisStoreOptions): Promise<RedisStore> {
+    const limits = resolveLimits(options);
+    const prefix = options.prefix ?? "lms:";
+    const report = options.onStatus ??
+      ((message: string) => console.error(message));
+    const open = async (role: string) => {
+      let ready = false;
+      let down = false;
+      const client: Client = createClient({
+        url: options.url,
+        // Fail a command at once while disconnected rather than queue it:
+        // a request waiting on a dead connection would hang.
+        disableOfflineQueue: true,
+        commandOptions: { timeout: options.commandTimeoutMs ?? 1000 },
+        socket: {
+          connectTimeout: options.connectTimeoutMs ?? 2000,
+          // Before the first connection, give up: start-up must fail fast.
+          // After it, retry forever, backing off up to a second.
+          reconnectStrategy: (retries: number, cause: Error) =>
+            ready ? Math.min(50 * 2 ** retries, 1000) : cause,
+        },
+      });
+      client.on("error", (error: Error) => {
+        if (ready && !down) {
+          down = true;
+          report(
+            `redis (${role}): connection lost: ${error.message}; retrying`,
+          );
+        }
+      });
+      client.on("ready", () => {
+        if (down) report(`redis (${role}): connection restored`);
+        down = false;
+      });
+      try {
+        await client.connect();
+      } catch (error) {
+        client.destroy();
+        throw new StoreUnavailableError(
+          `cannot connect to Redis at ${options.url}: ${
+            (error as Error).message || error
+          }`,
+          { cause: error },
+        );
+      }
+      ready = true;
+      return client;
+    };
+    const client = await open("commands");
+    let subscriber: Client;
+    try {
+      subscriber = await open("changes");
+    } catch (error) {
+      client.destroy();
+      throw error;
+    }
+    const store = new RedisStore(client, subscriber, prefix, limits);
+    await store.#listen();
+    return store;
+  }
+
+  async #listen(): Promise<void> {
+    // Every (re)connection of the subscriber starts a new epoch: copies
+    // taken before it may have missed a change while it was down. The client
+    // resubscribes before it reports ready, so from then on nothing is missed.
+    this.#subscriber.on("ready", () => this.#epoch++);
+    await this.#subscriber.subscribe(
+      this.#keys.channel,
+      (message: string) => this.#changed(message as "messages" | "quote"),
+    );
+  }
+
+  #changed(what: "messages" | "quote"): void {
+    const copy = this.#copies[what];
+    if (!copy) return;
+    copy.generation++;
+    copy.value = undefined;
+    copy.pending = undefined;
+  }
+
+  /** Serves `what` from the local copy when it is known to be current, else reads it. */
+  #read(
+    what: "messages" | "quote",
+    load: () => Promise<string>,
+  ): Awaitable<string> {
+    const copy = this.#copies[what];
+    const live = this.#subscriber.isReady;
+    if (live && copy.value !== undefined && copy.epoch === this.#epoch) {
+      return copy.value;
+    }
+    if (live && copy.pending) return copy.pending;
+    const generation = copy.generation;
+    const epoch = this.#epoch;
+    const pending = load().then((value) => {
+      if (
+        live && this.#subscriber.isReady && generation === copy.generation &&
+        epoch === this.#epoch
+      ) {
+        copy.value = value;
+        copy.epoch = epoch;
+      }
+      if (copy.pending === pending) copy.pending = undefined;
+      return value;
+    }, (error) => {
+      if (copy.pending === pending) copy.pending = undefined;
+      throw error;
+    });
+    if (live) copy.pending = pending;
+    return pending;
+  }
+
+  /** Stores the user unless taken or full, in one script. */
+  async registerUser(name: string, token: string): Promise<RegisterResult> {
+    const { users, order, sequence } = this.#keys;
+    const result = await this.#client.eval(REGISTER, {
+      keys: [users, order, sequence],
+      arguments: [name, token, String(this.#maxUsers)],
+    }).catch(unavailable);
+    return String(result) as RegisterResult;
+  }
+
+  /** The token of `name`, if registered. */
+  async tokenOf(name: string): Promise<string | undefined> {
+    const token = await this.#client.hGet(this.#keys.users, name).catch(
+      unavailable,
+    );
+    return token ?? undefined;
+  }
+
+  /** Removes `name` while its token is still `token`, in one script. */
+  async removeUser(name: string, token: string): Promise<boolean> {
+    const { users, order } = this.#keys;
+    const removed = await this.#client.eval(REMOVE, {
+      keys: [users, order],
+      arguments: [name, token],
+    }).catch(unavailable);
+    return Number(removed) === 1;
+  }
+
+  /** Names in registration order. */
+  async listUsers(): Promise<string[]> {
+    return await this.#client.zRange(this.#keys.order, 0, -1).catch(
+      unavailable,
+    );
+  }
+
+  /** Inserts the message, trims to the history bound and tells every process, as one transaction. */
+  async addMessage(message: string): Promise<void> {
+    const { messages, channel } = this.#keys;
+    await this.#client.multi()
+      .lPush(messages, message)
+      .lTrim(messages, 0, this.#history - 1)
+      .publish(channel, "messages")
+      .exec()
+      .catch(unavailable);
+    this.#changed("messages");
+  }
+
+  /** The newest `limit` messages as JSON array text. */
+  newestMessages(limit: number): Awaitable<string> {
+    if (limit !== this.#messagesLimit) {
+      this.#messagesLimit = limit;
+      this.#changed("messages");
+    }
+    return this.#read("messages", async () => {
+      const items = await this.#client.lRange(this.#keys.messages, 0, limit - 1)
+        .catch(unavailable);
+      return `[${items.join(",")}]`;
+    });
+  }
+
+  /** The current quote. */
+  getQuote(): Awaitable<string> {
+    return this.#read("quote", async () => {
+      const quote = await this.#client.get(this.#keys.quote).catch(unavailable);
+      return quote ?? INITIAL_QUOTE;
+    });
+  }
+
+  /** Replaces the quote and tells every process, as one transaction. */
+  async setQuote(quote: string): Promise<void> {
+    await this.#client.multi()
+      .set(this.#keys.quote, quote)
+      .publish(this.#keys.channel, "quote")
+      .exec()
+      .catch(unavailable);
+    this.#changed("quote");
+  }
+
+  /** Closes both connections. */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);
+  }
+}
