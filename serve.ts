@@ -16,6 +16,20 @@ import { openStore } from "./src/open_store.ts";
 import { StoreUnavailableError } from "./src/store.ts";
 
 /**
+ * What to close when `deno serve` stops the server on SIGINT or SIGTERM: it
+ * then waits for the event loop to empty, which open connections would
+ * prevent forever.
+ */
+const resources: { close(): unknown }[] = [];
+const release = () => {
+  for (const resource of resources.splice(0)) resource.close();
+  Deno.removeSignalListener("SIGINT", release);
+  Deno.removeSignalListener("SIGTERM", release);
+};
+Deno.addSignalListener("SIGINT", release);
+Deno.addSignalListener("SIGTERM", release);
+
+/**
  * Whether other workers of this process run this module too. Workers of
  * `deno serve --parallel` share the process, so they hear one another on a
  * channel named after it; the channel stays open so a late worker hears the
@@ -23,6 +37,7 @@ import { StoreUnavailableError } from "./src/store.ts";
  */
 async function hasPeerWorkers(): Promise<boolean> {
   const channel = new BroadcastChannel(`lms-serve-${Deno.pid}`);
+  resources.push(channel);
   let peers = 0;
   channel.onmessage = (event) => {
     peers++;
@@ -46,10 +61,12 @@ try {
       "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
     );
   }
+  const store = await openStore(config);
+  resources.push(store);
   handler = createHandler({
     service: config.service,
     maxBodyBytes: config.maxBodyBytes,
-    store: await openStore(config),
+    store,
   });
 } catch (error) {
   if (error instanceof UsageError || error instanceof StoreUnavailableError) {

@@ -1,5 +1,7 @@
 /** Runs a real `redis-server` for the tests, on a free loopback port, when one is on PATH. */
 
+import { freePort } from "./_server.ts";
+
 /** The path of `redis-server`, or `undefined` when it is not installed. */
 export function redisServerPath(): string | undefined {
   const out = new Deno.Command("sh", {
@@ -19,13 +21,6 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 async function waitForPort(port: number): Promise<void> {

@@ -2,6 +2,14 @@
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
+/** A loopback port nothing listens on right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
 /** A running program under test. */
 export interface RunningServer {
   /** Base URL, ending in `/`. */

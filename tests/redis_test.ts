@@ -1,0 +1,331 @@
+/**
+ * The Redis store as users run it: several real processes sharing one
+ * `redis-server`, Redis dying and coming back, and `deno serve --parallel`.
+ * The contract itself runs over Redis in the other test files.
+ */
+
+import assert from "node:assert/strict";
+import { CONTENT_TYPE, utf8Header } from "./_helpers.ts";
+import { type RedisServer, redisServerPath, startRedis } from "./_redis.ts";
+import {
+  freePort,
+  type RunningServer,
+  runProgram,
+  startServer,
+} from "./_server.ts";
+
+const missing = redisServerPath() === undefined;
+const SERVE = new URL("../serve.ts", import.meta.url).pathname;
+
+/** A fetch that cannot hang: a request still unanswered after 5 s fails the test. */
+async function get(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, {
+    ...init,
+    signal: AbortSignal.timeout(5_000),
+  });
+  assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+  return { status: res.status, json: await res.json() };
+}
+
+function post(url: string, body: string, token?: string) {
+  const headers: Record<string, string> = token === undefined
+    ? {}
+    : { "x-messaging-token": utf8Header(token) };
+  return get(url, { method: "POST", body, headers });
+}
+
+/** Polls `probe` every 20 ms, at most `tries` times, until it returns true. */
+async function eventually(
+  probe: () => Promise<boolean>,
+  tries = 250,
+): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`still not true after ${tries} tries`);
+}
+
+/** Runs `fn` with one Redis server and `count` programs using it under one prefix. */
+async function withCluster(
+  count: number,
+  args: string[],
+  fn: (servers: RunningServer[], redis: RedisServer) => Promise<void>,
+) {
+  const redis = await startRedis();
+  const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
+  const servers: RunningServer[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      servers.push(
+        await startServer([`--store=${redis.url}`, prefix, "--quiet", ...args]),
+      );
+    }
+    await fn(servers, redis);
+    for (const server of servers.splice(0)) {
+      assert.equal(await server.stop(), 0, server.stderr());
+    }
+  } finally {
+    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
+    await redis.kill();
+  }
+}
+
+Deno.test({
+  name: "two processes on one Redis are one service",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, [], async ([a, b]) => {
+      const { json: { token } } = await post(`${a.url}users`, "Zoë");
+      assert.match(token, /^Zoë-[0-9a-f]{40}$/);
+
+      // Registered on A, known to B at once: registration is a Redis write.
+      assert.deepEqual(
+        (await get(`${b.url}users`, {
+          headers: { "x-messaging-token": utf8Header(token) },
+        })).json,
+        { users: ["Zoë"] },
+      );
+      assert.deepEqual(
+        (await post(b.url, '{"text":"from B"}', token)).json,
+        { status: "added" },
+      );
+      // A may serve GET / from its local copy; it must drop it when B writes.
+      await eventually(async () =>
+        JSON.stringify((await get(a.url)).json) ===
+          JSON.stringify([{ text: "from B", color: "black", user: "Zoë" }])
+      );
+      assert.equal((await post(`${b.url}quote`, "Set on B.")).json, null);
+      await eventually(async () =>
+        (await get(`${a.url}quote`)).json === "Set on B."
+      );
+
+      assert.deepEqual(
+        (await get(`${b.url}users`, {
+          method: "DELETE",
+          headers: { "x-messaging-token": utf8Header(token) },
+        })).json,
+        { Goodbye: "Zoë" },
+      );
+      const gone = await get(`${a.url}users`, {
+        headers: { "x-messaging-token": utf8Header(token) },
+      });
+      assert.deepEqual(gone, {
+        status: 401,
+        json: { status: 401, message: "Unauthorized" },
+      });
+    });
+  },
+});
+
+Deno.test({
+  name: "100 registrations of one name over two processes: exactly one wins",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, [], async ([a, b]) => {
+      const answers = await Promise.all(
+        Array.from(
+          { length: 100 },
+          (_, i) => post(`${(i % 2 ? a : b).url}users`, "Same"),
+        ),
+      );
+      const won = answers.filter((r) => r.status === 200);
+      assert.equal(won.length, 1);
+      for (const lost of answers.filter((r) => r.status !== 200)) {
+        assert.equal(lost.status, 400);
+        assert.equal(lost.json.errors[0].description, "This user exists!");
+      }
+      assert.equal(
+        (await get(`${b.url}users`, {
+          headers: { "x-messaging-token": utf8Header(won[0].json.token) },
+        })).json.users.length,
+        1,
+      );
+    });
+  },
+});
+
+Deno.test({
+  name: "--max-users and --history hold across processes",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, ["--max-users=2", "--history=5"], async ([a, b]) => {
+      const one = (await post(`${a.url}users`, "one")).json.token;
+      assert.equal((await post(`${b.url}users`, "two")).status, 200);
+      const full = await post(`${a.url}users`, "three");
+      assert.equal(full.status, 503);
+      assert.equal(full.json.status, "error");
+      for (let i = 0; i < 8; i++) {
+        await post((i % 2 ? a : b).url, `{"text":"m${i}"}`, one);
+      }
+      await eventually(async () =>
+        (await get(a.url)).json.map((m: { text: string }) => m.text).join() ===
+          "m7,m6,m5,m4,m3"
+      );
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "Redis dying mid-run answers 503 without hanging or crashing, and the service recovers when it returns",
+  ignore: missing,
+  async fn() {
+    await withCluster(1, [], async ([server], redis) => {
+      const { json: { token } } = await post(`${server.url}users`, "ann");
+      await post(server.url, '{"text":"before"}', token);
+      assert.equal((await get(server.url)).json.length, 1);
+
+      await redis.kill();
+      const down = {
+        status: 503,
+        json: { status: 503, message: "Service Unavailable" },
+      };
+      // Every kind of request: reads served from a local copy included.
+      assert.deepEqual(await get(server.url), down);
+      assert.deepEqual(await get(`${server.url}quote`), down);
+      assert.deepEqual(await post(`${server.url}users`, "bob"), down);
+      assert.deepEqual(await post(server.url, '{"text":"x"}', token), down);
+      assert.deepEqual(await post(`${server.url}quote`, "Down."), down);
+
+      await redis.restart();
+      await eventually(async () =>
+        (await get(`${server.url}quote`)).status === 200
+      );
+      // The restarted Redis is empty: what the process saw before is not served.
+      assert.deepEqual((await get(server.url)).json, []);
+      const again = await post(`${server.url}users`, "ann");
+      assert.equal(again.status, 200);
+      await post(server.url, '{"text":"after"}', again.json.token);
+      assert.equal((await get(server.url)).json[0].text, "after");
+      assert.match(server.stderr(), /connection lost/);
+      assert.match(server.stderr(), /connection restored/);
+    });
+  },
+});
+
+Deno.test({
+  name: "start-up with Redis unreachable fails at once with a clear message",
+  async fn() {
+    const port = freePort();
+    const { code, stderr } = await runProgram([
+      `--store=redis://127.0.0.1:${port}/0`,
+      "--port=0",
+    ]);
+    assert.equal(code, 1);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^error: cannot connect to Redis at redis://127\\.0\\.0\\.1:${port}/0: `,
+      ),
+    );
+    assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+  },
+});
+
+/** Runs `serve.ts` under `deno serve`, with two workers when `parallel`. */
+function serveEntry(
+  port: number,
+  env: Record<string, string>,
+  parallel = true,
+) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "serve",
+      ...(parallel ? ["--parallel"] : []),
+      "--allow-net",
+      "--allow-env",
+      "--host=127.0.0.1",
+      `--port=${port}`,
+      SERVE,
+    ],
+    env: { DENO_JOBS: "2", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // Whatever happens, the child does not outlive 20 s.
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const output = child.output().finally(() => clearTimeout(timer));
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    output,
+    /** Sends SIGTERM and waits for the exit code. */
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Already exited.
+      }
+      return (await output).code;
+    },
+  };
+}
+
+/** Waits until `url` answers, polling at most 10 s. */
+async function ready(url: string) {
+  await eventually(async () => {
+    try {
+      const res = await fetch(`${url}quote`);
+      await res.body?.cancel();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }, 500);
+}
+
+Deno.test("deno serve --parallel refuses the memory store", async () => {
+  const { output } = serveEntry(freePort(), { LMS_STORE: "memory" });
+  const { code, stderr } = await output;
+  assert.equal(code, 1);
+  assert.match(
+    new TextDecoder().decode(stderr),
+    /error: deno serve --parallel needs a shared store.*LMS_STORE=redis:/,
+  );
+});
+
+Deno.test("deno serve with one worker and the memory store serves and stops on SIGTERM", async () => {
+  const server = serveEntry(freePort(), {}, false);
+  await ready(server.url);
+  assert.equal(
+    (await post(`${server.url}quote`, "Served by deno serve.")).json,
+    null,
+  );
+  assert.equal((await get(`${server.url}quote`)).json, "Served by deno serve.");
+  assert.equal(await server.stop(), 0);
+});
+
+Deno.test({
+  name:
+    "deno serve --parallel with Redis: every worker sees the same state, and SIGTERM stops them all",
+  ignore: missing,
+  async fn() {
+    const redis = await startRedis();
+    const server = serveEntry(freePort(), { LMS_STORE: redis.url });
+    try {
+      await ready(server.url);
+      // Fresh connections spread over the workers; each must know every user.
+      const tokens: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`${server.url}users`, {
+          method: "POST",
+          body: `u${i}`,
+          headers: { connection: "close" },
+        });
+        assert.equal(res.status, 200);
+        tokens.push((await res.json()).token);
+      }
+      for (const token of tokens) {
+        const res = await fetch(`${server.url}users`, {
+          headers: { "x-messaging-token": token, connection: "close" },
+        });
+        assert.equal(res.status, 200);
+        assert.equal((await res.json()).users.length, 20);
+      }
+      assert.equal(await server.stop(), 0);
+    } finally {
+      await server.stop();
+      await redis.kill();
+    }
+  },
+});
