@@ -13,7 +13,7 @@
  * @module
  */
 
-import { createHandler, servicesOf } from "./src/app.ts";
+import { createHandler, listeningBanner } from "./src/app.ts";
 import {
   type Config,
   parseFlags,
@@ -106,10 +106,6 @@ function drainable(handler: Handler) {
   return { handler: tracked, drain };
 }
 
-function urlHost(hostname: string): string {
-  return hostname.includes(":") ? `[${hostname}]` : hostname;
-}
-
 async function serve(config: Config, store: Store): Promise<void> {
   const app = createHandler({
     service: config.service,
@@ -132,12 +128,8 @@ async function serve(config: Config, store: Store): Promise<void> {
     server = Deno.serve({
       port: config.port,
       hostname: config.hostname,
-      onListen({ hostname, port }) {
-        console.log(
-          `Listening on http://${urlHost(hostname)}:${port}/ (services: ${
-            servicesOf(config.service).join(", ")
-          })`,
-        );
+      onListen(addr) {
+        console.log(listeningBanner(addr, config.service));
       },
       onError(error) {
         console.error("unhandled fault:", error);

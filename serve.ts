@@ -10,7 +10,7 @@
  * @module
  */
 
-import { createHandler } from "./src/app.ts";
+import { createHandler, listeningBanner } from "./src/app.ts";
 import { flagsFromEnv, parseFlags, readEnv, UsageError } from "./src/config.ts";
 import { openStore } from "./src/open_store.ts";
 import { StoreUnavailableError } from "./src/store.ts";
@@ -21,7 +21,11 @@ import { StoreUnavailableError } from "./src/store.ts";
  * prevent forever.
  */
 const resources: { close(): unknown }[] = [];
+let started = false;
 const release = () => {
+  // Until this module is evaluated deno serve has no server to stop and
+  // would not hear the signal, so a worker still starting leaves at once.
+  if (!started) Deno.exit(0);
   for (const resource of resources.splice(0)) resource.close();
   Deno.removeSignalListener("SIGINT", release);
   Deno.removeSignalListener("SIGTERM", release);
@@ -53,27 +57,36 @@ function fail(message: string): never {
   Deno.exit(1);
 }
 
-let handler;
-try {
-  const config = parseFlags(flagsFromEnv(readEnv), readEnv);
-  if (config.store === "memory" && await hasPeerWorkers()) {
-    fail(
-      "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
-    );
+/** Configures from the environment and opens the store; exits 1 when it cannot. */
+async function start(): Promise<Deno.ServeDefaultExport> {
+  try {
+    const config = parseFlags(flagsFromEnv(readEnv), readEnv);
+    if (config.store === "memory" && await hasPeerWorkers()) {
+      fail(
+        "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
+      );
+    }
+    const store = await openStore(config);
+    resources.push(store);
+    return {
+      fetch: createHandler({
+        service: config.service,
+        maxBodyBytes: config.maxBodyBytes,
+        store,
+      }),
+      onListen(addr) {
+        console.log(listeningBanner(addr as Deno.NetAddr, config.service));
+      },
+    };
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof StoreUnavailableError) {
+      fail(error.message);
+    }
+    throw error;
   }
-  const store = await openStore(config);
-  resources.push(store);
-  handler = createHandler({
-    service: config.service,
-    maxBodyBytes: config.maxBodyBytes,
-    store,
-  });
-} catch (error) {
-  if (error instanceof UsageError || error instanceof StoreUnavailableError) {
-    fail(error.message);
-  }
-  throw error;
 }
 
-/** The handler `deno serve` runs. */
-export default { fetch: handler } satisfies Deno.ServeDefaultExport;
+/** The handler `deno serve` runs, announced with the program's banner. */
+const served: Deno.ServeDefaultExport = await start();
+started = true;
+export default served;

@@ -11,6 +11,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { type RedisServer, startRedis } from "../tests/_redis.ts";
 import { type RunningServer, startServer } from "../tests/_server.ts";
 import { renderChart } from "./chart.ts";
 
@@ -63,6 +64,8 @@ interface Target {
   args: string[];
   entry?: string;
   ceiling?: boolean;
+  env?: Record<string, string>;
+  workers?: number;
 }
 
 interface Run {
@@ -81,6 +84,8 @@ interface Row {
   cpuUsPerReq: number;
   rpsRatio?: number;
   cpuRatio?: number;
+  /** requests/s ÷ the memory store's, for the other stores. */
+  memoryRatio?: number;
   peakRssMb: number;
   rounds: Run[];
 }
@@ -97,6 +102,7 @@ const { values: flags } = parseArgs({
       default: SCENARIOS.map((s) => s.name).join(","),
     },
     store: { type: "string" },
+    workers: { type: "string" },
     baseline: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -109,7 +115,10 @@ if (flags.help) {
   --rounds=N        measured runs per scenario and server; medians are reported (default 3)
   --connections=N   wrk connections (default 50)
   --scenarios=a,b   some of: ${SCENARIOS.map((s) => s.name).join(", ")}
-  --store=URL       also run the program with this --store (e.g. redis://127.0.0.1:6379/0)
+  --store=URL       also run the program with this --store: redis://HOST:PORT/DB, or
+                    redis to start a throw-away redis-server (apt-get install redis-server)
+  --workers=N       also run serve.ts under deno serve --parallel with N workers on
+                    that store (unpinned: the workers need every core)
   --baseline=REF    also run the program as of git REF, to judge a change in the same run
 `);
   Deno.exit(0);
@@ -277,11 +286,32 @@ if (flags.baseline) {
     entry: `${dir}/main.ts`,
   });
 }
+let ownRedis: RedisServer | undefined;
 if (flags.store) {
+  if (flags.store === "redis") ownRedis = await startRedis();
+  const store = ownRedis?.url ?? flags.store;
+  // A prefix per target: each sets up its own users and messages.
   targets.push({
     name: "redis",
-    args: ["--quiet", "--max-users=100000000", `--store=${flags.store}`],
+    args: [
+      "--quiet",
+      "--max-users=100000000",
+      `--store=${store}`,
+      `--redis-prefix=bench:${crypto.randomUUID()}:`,
+    ],
   });
+  if (flags.workers) {
+    targets.push({
+      name: `redis, ${flags.workers} workers`,
+      args: [],
+      workers: Number(flags.workers),
+      env: {
+        LMS_STORE: store,
+        LMS_MAX_USERS: "100000000",
+        LMS_REDIS_PREFIX: `bench:${crypto.randomUUID()}:`,
+      },
+    });
+  }
 }
 
 await Deno.mkdir(OUT, { recursive: true });
@@ -289,7 +319,11 @@ const servers = new Map<string, RunningServer>();
 for (const target of targets) {
   servers.set(
     target.name,
-    await startServer(target.args, {}, { entry: target.entry, prefix: pin(1) }),
+    await startServer(target.args, target.env, {
+      entry: target.entry,
+      prefix: target.workers ? [] : pin(1),
+      workers: target.workers,
+    }),
   );
 }
 const tokens = new Map<string, string>();
@@ -362,6 +396,15 @@ try {
   }
 } finally {
   for (const server of servers.values()) await server.stop();
+  await ownRedis?.kill();
+}
+for (const row of rows) {
+  const memory = rows.find((r) =>
+    r.scenario === row.scenario && r.target === "memory"
+  );
+  if (memory && row.rpsRatio !== undefined && row !== memory) {
+    row.memoryRatio = row.rps / memory.rps;
+  }
 }
 
 const fmt = (n: number | undefined, digits = 0) =>
@@ -370,14 +413,14 @@ const fmt = (n: number | undefined, digits = 0) =>
     minimumFractionDigits: digits,
   });
 const table = [
-  "| scenario | server | requests/s | p99 ms | CPU µs/req | req/s ÷ ceiling | CPU ÷ ceiling | peak RSS MB |",
-  "|---|---|--:|--:|--:|--:|--:|--:|",
+  "| scenario | server | requests/s | p99 ms | CPU µs/req | req/s ÷ ceiling | CPU ÷ ceiling | req/s ÷ memory | peak RSS MB |",
+  "|---|---|--:|--:|--:|--:|--:|--:|--:|",
   ...rows.map((r) =>
     `| ${r.scenario} | ${r.target} | ${fmt(r.rps)} | ${fmt(r.p99ms, 2)} | ${
       fmt(r.cpuUsPerReq, 2)
     } | ${fmt(r.rpsRatio, 3)} | ${fmt(r.cpuRatio, 3)} | ${
-      fmt(r.peakRssMb, 1)
-    } |`
+      fmt(r.memoryRatio, 3)
+    } | ${fmt(r.peakRssMb, 1)} |`
   ),
 ].join("\n");
 
@@ -404,6 +447,7 @@ const json = JSON.stringify(
 );
 await Deno.writeTextFile(`${OUT}${stamp}.json`, json + "\n");
 await Deno.writeTextFile(`${OUT}latest.json`, json + "\n");
+await Deno.writeTextFile(`${OUT}${stamp}.md`, `${header}\n\n${table}\n`);
 await Deno.writeTextFile(`${OUT}latest.md`, `${header}\n\n${table}\n`);
 await Deno.writeTextFile(
   `${OUT}latest.svg`,

@@ -30,6 +30,17 @@ export function servicesOf(selection: ServiceSelection): ServiceName[] {
   return selection === "all" ? [...SERVICES] : [selection];
 }
 
+/** The first line the program prints, which scripts wait for: `Listening on http://HOST:PORT/ (services: ...)`. */
+export function listeningBanner(
+  { hostname, port }: Deno.NetAddr,
+  selection: ServiceSelection,
+): string {
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  return `Listening on http://${host}:${port}/ (services: ${
+    servicesOf(selection).join(", ")
+  })`;
+}
+
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
 
 /** Builds one handler serving the selected services over one shared store. */

@@ -1,6 +1,7 @@
 /** Starts the real program as a subprocess on port 0, as a user would run it. */
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const SERVE = new URL("../serve.ts", import.meta.url).pathname;
 
 /** A loopback port nothing listens on right now. */
 export function freePort(): number {
@@ -33,6 +34,43 @@ export interface StartOptions {
   prefix?: string[];
   /** Extra `deno run` flags, such as `--v8-flags=...`. */
   denoFlags?: string[];
+  /**
+   * Run `serve.ts` under `deno serve` with this many workers instead of
+   * `main.ts`; it takes no flags, so `args` are ignored and `env` configures it.
+   */
+  workers?: number;
+}
+
+function runCommand(args: string[], options: StartOptions): string[] {
+  const deno = [
+    ...(options.prefix ?? []),
+    Deno.execPath(),
+  ];
+  const allow = ["--allow-net", "--allow-env", "--allow-read"];
+  if (options.workers !== undefined) {
+    return [
+      ...deno,
+      "serve",
+      ...(options.workers > 1 ? ["--parallel"] : []),
+      ...allow,
+      ...(options.denoFlags ?? []),
+      "--host=127.0.0.1",
+      `--port=${freePort()}`,
+      SERVE,
+    ];
+  }
+  const addPort = (options.port ?? true) &&
+    !args.some((a) => a.startsWith("--port"));
+  return [
+    ...deno,
+    "run",
+    ...allow,
+    ...(options.denoFlags ?? []),
+    options.entry ?? MAIN,
+    "--hostname=127.0.0.1",
+    ...(addPort ? ["--port=0"] : []),
+    ...args,
+  ];
 }
 
 /** Runs `main.ts` with `args` and waits for its banner. */
@@ -41,24 +79,12 @@ export async function startServer(
   env: Record<string, string> = {},
   options: StartOptions = {},
 ): Promise<RunningServer> {
-  const addPort = (options.port ?? true) &&
-    !args.some((a) => a.startsWith("--port"));
-  const command = [
-    ...(options.prefix ?? []),
-    Deno.execPath(),
-    "run",
-    "--allow-net",
-    "--allow-env",
-    "--allow-read",
-    ...(options.denoFlags ?? []),
-    options.entry ?? MAIN,
-    "--hostname=127.0.0.1",
-    ...(addPort ? ["--port=0"] : []),
-    ...args,
-  ];
+  const command = runCommand(args, options);
   const process = new Deno.Command(command[0], {
     args: command.slice(1),
-    env,
+    env: options.workers === undefined
+      ? env
+      : { DENO_JOBS: String(options.workers), ...env },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -75,7 +101,8 @@ export async function startServer(
     out += value;
   }
   clearTimeout(deadline);
-  const banner = out.split("\n")[0];
+  // deno serve --parallel tags each line with its worker.
+  const banner = out.split("\n")[0].replace(/^\[serve-worker-\d+ *\] /, "");
   const match = banner.match(/^Listening on (http:\/\/[^ ]+\/) /);
   if (!match) {
     await process.status;

@@ -15,7 +15,6 @@ import {
 } from "./_server.ts";
 
 const missing = redisServerPath() === undefined;
-const SERVE = new URL("../serve.ts", import.meta.url).pathname;
 
 /** A fetch that cannot hang: a request still unanswered after 5 s fails the test. */
 async function get(url: string, init: RequestInit = {}) {
@@ -223,70 +222,16 @@ Deno.test({
   },
 });
 
-/** Runs `serve.ts` under `deno serve`, with two workers when `parallel`. */
-function serveEntry(
-  port: number,
-  env: Record<string, string>,
-  parallel = true,
-) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "serve",
-      ...(parallel ? ["--parallel"] : []),
-      "--allow-net",
-      "--allow-env",
-      "--host=127.0.0.1",
-      `--port=${port}`,
-      SERVE,
-    ],
-    env: { DENO_JOBS: "2", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  // Whatever happens, the child does not outlive 20 s.
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-  const output = child.output().finally(() => clearTimeout(timer));
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    output,
-    /** Sends SIGTERM and waits for the exit code. */
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Already exited.
-      }
-      return (await output).code;
-    },
-  };
-}
-
-/** Waits until `url` answers, polling at most 10 s. */
-async function ready(url: string) {
-  await eventually(async () => {
-    try {
-      const res = await fetch(`${url}quote`);
-      await res.body?.cancel();
-      return res.ok;
-    } catch {
-      return false;
-    }
-  }, 500);
-}
-
 Deno.test("deno serve --parallel refuses the memory store", async () => {
-  const { output } = serveEntry(freePort(), { LMS_STORE: "memory" });
-  const { code, stderr } = await output;
-  assert.equal(code, 1);
-  assert.match(
-    new TextDecoder().decode(stderr),
+  await assert.rejects(
+    startServer([], { LMS_STORE: "memory" }, { workers: 2 }),
     /error: deno serve --parallel needs a shared store.*LMS_STORE=redis:/,
   );
 });
 
 Deno.test("deno serve with one worker and the memory store serves and stops on SIGTERM", async () => {
-  const server = serveEntry(freePort(), {}, false);
-  await ready(server.url);
+  const server = await startServer([], {}, { workers: 1 });
+  assert.match(server.banner, /\(services: messaging, quote\)$/);
   assert.equal(
     (await post(`${server.url}quote`, "Served by deno serve.")).json,
     null,
@@ -301,9 +246,10 @@ Deno.test({
   ignore: missing,
   async fn() {
     const redis = await startRedis();
-    const server = serveEntry(freePort(), { LMS_STORE: redis.url });
+    const server = await startServer([], { LMS_STORE: redis.url }, {
+      workers: 2,
+    });
     try {
-      await ready(server.url);
       // Fresh connections spread over the workers; each must know every user.
       const tokens: string[] = [];
       for (let i = 0; i < 20; i++) {
@@ -324,7 +270,7 @@ Deno.test({
       }
       assert.equal(await server.stop(), 0);
     } finally {
-      await server.stop();
+      await server.stop("SIGKILL");
       await redis.kill();
     }
   },
