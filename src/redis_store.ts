@@ -3,7 +3,7 @@
  * atomic Redis step (a command, a Lua script or a MULTI), so processes never
  * need to coordinate among themselves.
  *
- * Reads of the newest messages and of the quote, the hot paths, are served
+ * Reads of the newest messages, the quote and the user list are served
  * from a local copy that is dropped whenever any process writes: writers
  * publish on a channel inside the same transaction as the write, and every
  * process subscribes to it. While the subscription is down nothing is cached,
@@ -45,28 +45,33 @@ if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then
 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 'exists' end
 redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[3]), ARGV[1])
+redis.call('PUBLISH', KEYS[4], 'users')
 return 'registered'`;
 
 const REMOVE = `
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('PUBLISH', KEYS[3], 'users')
 return 1`;
 
 type Client = ReturnType<typeof createClient>;
 
+/** The shared values a process keeps a copy of, named as the change channel names them. */
+type Shared = { messages: string; quote: string; users: string[] };
+
 /** A locally kept copy of one shared value. */
-interface Copy {
-  value: string | undefined;
+interface Copy<T> {
+  value: T | undefined;
   /** Bumped by every write anyone makes, so a read that overlapped one is not kept. */
   generation: number;
   /** The subscription's connection the copy was taken under. */
   epoch: number;
   /** A read in progress, shared by every request that misses meanwhile. */
-  pending: Promise<string> | undefined;
+  pending: Promise<T> | undefined;
 }
 
-const newCopy = (): Copy => ({
+const newCopy = <T>(): Copy<T> => ({
   value: undefined,
   generation: 0,
   epoch: -1,
@@ -94,7 +99,11 @@ export class RedisStore implements Store {
   #history: number;
   #maxUsers: number;
   #epoch = 0;
-  #copies = { messages: newCopy(), quote: newCopy() };
+  #copies: { [K in keyof Shared]: Copy<Shared[K]> } = {
+    messages: newCopy(),
+    quote: newCopy(),
+    users: newCopy(),
+  };
   #messagesLimit = 0;
 
   private constructor(
@@ -186,11 +195,11 @@ export class RedisStore implements Store {
     this.#subscriber.on("ready", () => this.#epoch++);
     await this.#subscriber.subscribe(
       this.#keys.channel,
-      (message: string) => this.#changed(message as "messages" | "quote"),
+      (message: string) => this.#changed(message as keyof Shared),
     );
   }
 
-  #changed(what: "messages" | "quote"): void {
+  #changed(what: keyof Shared): void {
     const copy = this.#copies[what];
     if (!copy) return;
     copy.generation++;
@@ -199,11 +208,11 @@ export class RedisStore implements Store {
   }
 
   /** Serves `what` from the local copy when it is known to be current, else reads it. */
-  #read(
-    what: "messages" | "quote",
-    load: () => Promise<string>,
-  ): Awaitable<string> {
-    const copy = this.#copies[what];
+  #read<K extends keyof Shared>(
+    what: K,
+    load: () => Promise<Shared[K]>,
+  ): Awaitable<Shared[K]> {
+    const copy = this.#copies[what] as Copy<Shared[K]>;
     const live = this.#subscriber.isReady;
     if (live && copy.value !== undefined && copy.epoch === this.#epoch) {
       return copy.value;
@@ -231,11 +240,12 @@ export class RedisStore implements Store {
 
   /** Stores the user unless taken or full, in one script. */
   async registerUser(name: string, token: string): Promise<RegisterResult> {
-    const { users, order, sequence } = this.#keys;
+    const { users, order, sequence, channel } = this.#keys;
     const result = await this.#client.eval(REGISTER, {
-      keys: [users, order, sequence],
+      keys: [users, order, sequence, channel],
       arguments: [name, token, String(this.#maxUsers)],
     }).catch(unavailable);
+    if (result === "registered") this.#changed("users");
     return String(result) as RegisterResult;
   }
 
@@ -249,18 +259,21 @@ export class RedisStore implements Store {
 
   /** Removes `name` while its token is still `token`, in one script. */
   async removeUser(name: string, token: string): Promise<boolean> {
-    const { users, order } = this.#keys;
+    const { users, order, channel } = this.#keys;
     const removed = await this.#client.eval(REMOVE, {
-      keys: [users, order],
+      keys: [users, order, channel],
       arguments: [name, token],
     }).catch(unavailable);
-    return Number(removed) === 1;
+    if (Number(removed) !== 1) return false;
+    this.#changed("users");
+    return true;
   }
 
-  /** Names in registration order. */
-  async listUsers(): Promise<string[]> {
-    return await this.#client.zRange(this.#keys.order, 0, -1).catch(
-      unavailable,
+  /** Names in registration order, from the local copy while it is current. */
+  listUsers(): Awaitable<string[]> {
+    return this.#read(
+      "users",
+      () => this.#client.zRange(this.#keys.order, 0, -1).catch(unavailable),
     );
   }
 

@@ -99,6 +99,14 @@ Deno.test({
         (await get(`${a.url}quote`)).json === "Set on B."
       );
 
+      // B now keeps a copy of the user list; A's registration must drop it.
+      const { json: { token: other } } = await post(`${a.url}users`, "Åsa");
+      const listOn = (server: RunningServer) =>
+        get(`${server.url}users`, {
+          headers: { "x-messaging-token": utf8Header(other) },
+        }).then((r) => JSON.stringify(r.json.users));
+      await eventually(async () => (await listOn(b)) === '["Zoë","Åsa"]');
+
       assert.deepEqual(
         (await get(`${b.url}users`, {
           method: "DELETE",
@@ -113,6 +121,7 @@ Deno.test({
         status: 401,
         json: { status: 401, message: "Unauthorized" },
       });
+      await eventually(async () => (await listOn(a)) === '["Åsa"]');
     });
   },
 });
