@@ -23,7 +23,8 @@ import {
 } from "./src/config.ts";
 import { statusResponse } from "./src/http.ts";
 import { openStore } from "./src/open_store.ts";
-import { type Handler, pathOf } from "./src/router.ts";
+import type { Handler } from "./src/router.ts";
+import { withRequestLog } from "./src/request_log.ts";
 import { type Store, StoreUnavailableError } from "./src/store.ts";
 
 export {
@@ -47,19 +48,6 @@ export type {
   StoreLimits,
 } from "./src/store.ts";
 export { StoreUnavailableError };
-
-/** Wraps `handler` to log one line per request: method, path, status, milliseconds. */
-function withRequestLog(handler: Handler): Handler {
-  return async (req) => {
-    const start = performance.now();
-    const res = await handler(req);
-    const ms = (performance.now() - start).toFixed(2);
-    // The path only: the query is the client's business, and the token
-    // travels in a header, which is never logged.
-    console.error(`${req.method} ${pathOf(req.url)} ${res.status} ${ms}ms`);
-    return res;
-  };
-}
 
 /** How long shutdown waits for requests in flight before closing anyway. */
 const DRAIN_TIMEOUT_MS = 10_000;

@@ -2,7 +2,7 @@
  * The entry for `deno serve`, which owns the socket and can run one worker
  * per core (`deno serve --parallel`). It takes no flags: the `LMS_*`
  * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`,
- * `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`).
+ * `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`, and `LMS_QUIET=1`).
  *
  * ```sh
  * LMS_STORE=redis://127.0.0.1:6379/0 deno serve --parallel --allow-net --allow-env serve.ts
@@ -13,6 +13,7 @@
 import { createHandler, listeningBanner } from "./src/app.ts";
 import { flagsFromEnv, parseFlags, readEnv, UsageError } from "./src/config.ts";
 import { openStore } from "./src/open_store.ts";
+import { withRequestLog } from "./src/request_log.ts";
 import { StoreUnavailableError } from "./src/store.ts";
 
 /**
@@ -68,12 +69,13 @@ async function start(): Promise<Deno.ServeDefaultExport> {
     }
     const store = await openStore(config);
     resources.push(store);
+    const app = createHandler({
+      service: config.service,
+      maxBodyBytes: config.maxBodyBytes,
+      store,
+    });
     return {
-      fetch: createHandler({
-        service: config.service,
-        maxBodyBytes: config.maxBodyBytes,
-        store,
-      }),
+      fetch: config.quiet ? app : withRequestLog(app),
       onListen(addr) {
         console.log(listeningBanner(addr as Deno.NetAddr, config.service));
       },

@@ -308,6 +308,7 @@ if (flags.store) {
       env: {
         LMS_STORE: store,
         LMS_MAX_USERS: "100000000",
+        LMS_QUIET: "1",
         LMS_REDIS_PREFIX: `bench:${crypto.randomUUID()}:`,
       },
     });

@@ -138,7 +138,7 @@ export function readEnv(name: string): string | undefined {
   return state.state === "granted" ? Deno.env.get(name) : undefined;
 }
 
-/** The flags named by `LMS_*` variables, for the `deno serve` entry, which takes no flags. */
+/** The flags named by `LMS_*` variables, for the `deno serve` entry, which takes no flags; throws {@linkcode UsageError}. */
 export function flagsFromEnv(
   env: (name: string) => string | undefined,
 ): string[] {
@@ -155,5 +155,10 @@ export function flagsFromEnv(
     const value = env(`LMS_${flag.toUpperCase().replaceAll("-", "_")}`);
     if (value !== undefined) flags.push(`--${flag}=${value}`);
   }
+  const quiet = env("LMS_QUIET");
+  if (quiet !== undefined && quiet !== "0" && quiet !== "1") {
+    throw new UsageError(`LMS_QUIET must be 0 or 1 (got "${quiet}")`);
+  }
+  if (quiet === "1") flags.push("--quiet");
   return flags;
 }

@@ -1,0 +1,19 @@
+/**
+ * The request log: one line per request on standard error.
+ * @module
+ */
+
+import { type Handler, pathOf } from "./router.ts";
+
+/** Wraps `handler` to log one line per request: method, path, status, milliseconds. */
+export function withRequestLog(handler: Handler): Handler {
+  return async (req) => {
+    const start = performance.now();
+    const res = await handler(req);
+    const ms = (performance.now() - start).toFixed(2);
+    // The path only: the query is the client's business, and the token
+    // travels in a header, which is never logged.
+    console.error(`${req.method} ${pathOf(req.url)} ${res.status} ${ms}ms`);
+    return res;
+  };
+}
