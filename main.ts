@@ -33,7 +33,17 @@ export {
   type ServiceName,
   type ServiceSelection,
 } from "./src/app.ts";
+export {
+  type ClientOptions,
+  type ErrorEntry,
+  type ErrorLocation,
+  type Message,
+  MessagingClient,
+  QuoteClient,
+  ServiceError,
+} from "./src/client.ts";
 export { JSON_CONTENT_TYPE } from "./src/http.ts";
+export { type JsonObject, openApiDocument } from "./src/openapi.ts";
 export { createMessagingService } from "./src/messaging.ts";
 export { createQuoteService } from "./src/quote.ts";
 export { MemoryStore } from "./src/memory_store.ts";

@@ -5,7 +5,9 @@
  */
 
 import { MemoryStore } from "./memory_store.ts";
+import { encodeJson, jsonResponse } from "./http.ts";
 import { messagingRoutes } from "./messaging.ts";
+import { openApiDocument } from "./openapi.ts";
 import type { ServiceOptions } from "./options.ts";
 import { quoteRoutes } from "./quote.ts";
 import { createRouter, type Handler, type RouterOptions } from "./router.ts";
@@ -43,11 +45,17 @@ export function listeningBanner(
 
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
 
-/** Builds one handler serving the selected services over one shared store. */
+/** Builds one handler serving the selected services over one shared store, and their OpenAPI description at `/openapi.json`. */
 export function createHandler(options: HandlerOptions = {}): Handler {
   const shared = { ...options, store: options.store ?? new MemoryStore() };
-  const routes = servicesOf(options.service ?? "all").map((name) =>
-    routesOf[name](shared)
+  const services = servicesOf(options.service ?? "all");
+  const description = encodeJson(openApiDocument(services));
+  return createRouter(
+    Object.assign(
+      {},
+      ...services.map((name) => routesOf[name](shared)),
+      { "/openapi.json": { GET: () => jsonResponse(description) } },
+    ),
+    options,
   );
-  return createRouter(Object.assign({}, ...routes), options);
 }

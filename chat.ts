@@ -1,0 +1,352 @@
+/**
+ * `deno task chat`: a terminal chat over the messaging service.
+ *
+ * In a terminal it draws the 5 newest messages above the line being typed,
+ * red ones in red, and redraws them when they change; over a pipe it reads
+ * one line per message or command and writes each new message as one line,
+ * for scripts. Commands: `/red`, `/black`, `/users`, `/help`, `/quit` (also
+ * Ctrl-C and Ctrl-D), which unregisters before it exits.
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { type Message, MessagingClient, ServiceError } from "./src/client.ts";
+
+const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
+
+  --url=URL    the messaging service (default: http://localhost:8000/)
+  --name=NAME  the name to join with; asked for when absent or refused
+  --help       show this help and exit
+
+In the chat: /red and /black pick the color of what you send, /users lists
+who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.`;
+
+/** How often the newest messages are fetched. */
+const REFRESH_MS = 1000;
+
+const ESC = "\x1b";
+const RED = `${ESC}[31m`;
+const RESET = `${ESC}[0m`;
+
+/** Text from other people made safe to print: no control characters, so no escape sequences. */
+function printable(text: unknown): string {
+  // deno-lint-ignore no-control-regex -- control characters are what it removes
+  return String(text).replace(/[\x00-\x1f\x7f-\x9f]/g, "\uFFFD");
+}
+
+/** Where keystrokes or lines come from, and where the chat is drawn. */
+interface Terminal {
+  /** The next line typed, or `null` when the user leaves (end of input, Ctrl-C, Ctrl-D). */
+  readLine(): Promise<string | null>;
+  /** Shows the newest messages (newest first, as the service sends them). */
+  showMessages(messages: Message[]): void;
+  /** Shows a notice: a command's answer, an error, the service's state. */
+  notice(text: string): void;
+  /** Sets what precedes the line being typed. */
+  setPrompt(prompt: string): void;
+  /** Gives the terminal back as it was. */
+  restore(): void;
+}
+
+const encoder = new TextEncoder();
+const write = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
+
+/** Reads lines from a pipe and writes each new message once, as a line. */
+function pipeTerminal(): Terminal {
+  const lines = Deno.stdin.readable
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
+  let pending = "";
+  let shown: string[] = [];
+  return {
+    async readLine() {
+      while (!pending.includes("\n")) {
+        const { done, value } = await lines.read();
+        if (done) {
+          const last = pending;
+          pending = "";
+          return last === "" ? null : last;
+        }
+        pending += value;
+      }
+      const at = pending.indexOf("\n");
+      const line = pending.slice(0, at).replace(/\r$/, "");
+      pending = pending.slice(at + 1);
+      return line;
+    },
+    showMessages(messages) {
+      const now = messages.map((m) => JSON.stringify(m));
+      // The new messages are those above the newest one already shown.
+      const known = shown.length ? now.indexOf(shown[0]) : -1;
+      const fresh = messages.slice(0, known === -1 ? now.length : known);
+      for (const m of fresh.reverse()) {
+        const color = m.color === "red" ? " (red)" : "";
+        write(`${printable(m.user)}${color}: ${printable(m.text)}\n`);
+      }
+      shown = now;
+    },
+    notice(text) {
+      write(`* ${text}\n`);
+    },
+    setPrompt(prompt) {
+      if (prompt.startsWith("Your name")) write(`${prompt}\n`);
+    },
+    restore() {},
+  };
+}
+
+/** A full-screen chat in a real terminal, typed in raw mode. */
+function ttyTerminal(title: () => string): Terminal {
+  Deno.stdin.setRaw(true);
+  // The alternate screen keeps the user's scrollback as it was.
+  write(`${ESC}[?1049h`);
+  const reader = Deno.stdin.readable.getReader();
+  const decoder = new TextDecoder();
+  let typed = "";
+  let prompt = "> ";
+  let messages: Message[] = [];
+  let notice = "";
+  let keys: string[] = [];
+
+  const draw = () => {
+    const lines = [
+      title(),
+      "",
+      ...messages.toReversed().map((m) => {
+        const line = `${printable(m.user)}: ${printable(m.text)}`;
+        return m.color === "red" ? `${RED}${line}${RESET}` : line;
+      }),
+      "",
+      notice,
+    ];
+    write(
+      `${ESC}[H${ESC}[2J${lines.join("\r\n")}\r\n${prompt}${typed}`,
+    );
+  };
+  draw();
+
+  return {
+    async readLine() {
+      for (;;) {
+        if (keys.length === 0) {
+          const { done, value } = await reader.read();
+          if (done) return null;
+          // Drop escape sequences (arrows, function keys): no line editing
+          // beyond backspace.
+          keys = [
+            ...decoder.decode(value, { stream: true })
+              // deno-lint-ignore no-control-regex -- escape sequences are what it drops
+              .replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1bO.|\x1b/g, ""),
+          ];
+        }
+        const key = keys.shift()!;
+        if (key === "\x03" || key === "\x04") return null;
+        if (key === "\r" || key === "\n") {
+          const line = typed;
+          typed = "";
+          write(`\r${ESC}[2K${prompt}`);
+          return line;
+        }
+        if (key === "\x7f" || key === "\b") {
+          if (typed.length > 0) {
+            typed = [...typed].slice(0, -1).join("");
+            write("\b \b");
+          }
+          continue;
+        }
+        if (key < " ") continue;
+        typed += key;
+        write(key);
+      }
+    },
+    showMessages(next) {
+      if (JSON.stringify(next) === JSON.stringify(messages)) return;
+      messages = next;
+      draw();
+    },
+    notice(text) {
+      notice = text;
+      draw();
+    },
+    setPrompt(next) {
+      prompt = next;
+      draw();
+    },
+    restore() {
+      write(`${ESC}[?1049l`);
+      try {
+        Deno.stdin.setRaw(false);
+      } catch {
+        // Not a terminal any more: nothing to give back.
+      }
+    },
+  };
+}
+
+const unreachable = (error: unknown) =>
+  !(error instanceof ServiceError) && error instanceof TypeError;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs the chat until the user leaves; returns the exit code. */
+export async function chat(
+  url: string,
+  name: string | undefined,
+): Promise<number> {
+  const client = new MessagingClient(url);
+  let color: "red" | "black" = "black";
+  const tty = Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
+  const term = tty
+    ? ttyTerminal(() =>
+      `Chat at ${url}  ${client.name ? `as ${client.name}` : ""}  ` +
+      `sending in ${color}  (/red /black /users /quit)`
+    )
+    : pipeTerminal();
+  let down = false;
+  const reachable = (ok: boolean) => {
+    if (ok && down) term.notice("The service is back.");
+    if (!ok && !down) {
+      term.notice(
+        `The service at ${url} is unreachable; retrying every second.`,
+      );
+    }
+    down = !ok;
+  };
+
+  // Ask until a name registers. A refused name is asked again; an unreachable
+  // service is retried with the same name.
+  let candidate = name;
+  while (client.token === undefined) {
+    if (candidate === undefined) {
+      term.setPrompt("Your name: ");
+      const line = await term.readLine();
+      if (line === null) {
+        term.restore();
+        return 0;
+      }
+      candidate = line;
+    }
+    try {
+      await client.register(candidate);
+      reachable(true);
+    } catch (error) {
+      if (unreachable(error)) {
+        reachable(false);
+        await sleep(REFRESH_MS);
+        continue;
+      }
+      if (!(error instanceof ServiceError)) throw error;
+      term.notice(`"${printable(candidate)}" cannot join: ${error.message}`);
+      candidate = undefined;
+    }
+  }
+  term.setPrompt("> ");
+  term.notice(`Joined as ${client.name}. Type a message, or /help.`);
+
+  let refreshing = false;
+  const refresh = async () => {
+    if (refreshing) return;
+    refreshing = true;
+    try {
+      term.showMessages(await client.messages());
+      reachable(true);
+    } catch (error) {
+      if (!unreachable(error) && !(error instanceof ServiceError)) throw error;
+      reachable(false);
+    } finally {
+      refreshing = false;
+    }
+  };
+  await refresh();
+  const timer = setInterval(refresh, REFRESH_MS);
+
+  // In raw mode Ctrl-C arrives as a key; a signal still ends the chat as /quit does.
+  const quit = Promise.withResolvers<void>();
+  const onSignal = () => quit.resolve();
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  try {
+    for (;;) {
+      const line = await Promise.race([
+        term.readLine(),
+        quit.promise.then(() => null),
+      ]);
+      if (line === null || line.trim() === "/quit") break;
+      const command = line.trim();
+      if (command === "") continue;
+      try {
+        if (command === "/red" || command === "/black") {
+          color = command.slice(1) as "red" | "black";
+          term.notice(`Now sending in ${color}.`);
+        } else if (command === "/users") {
+          term.notice(
+            `Here: ${(await client.users()).map(printable).join(", ")}`,
+          );
+        } else if (command === "/help") {
+          term.notice(
+            "/red, /black: the color you send in; /users: who is here; /quit: leave",
+          );
+        } else {
+          await client.post(line, { color });
+          await refresh();
+        }
+        reachable(true);
+      } catch (error) {
+        if (unreachable(error)) {
+          reachable(false);
+          term.notice(
+            `Not sent, the service is unreachable: ${printable(line)}`,
+          );
+        } else if (error instanceof ServiceError) {
+          term.notice(
+            error.status === 401
+              ? "The service no longer knows you (was it restarted?). /quit and join again."
+              : `Refused: ${error.message}`,
+          );
+        } else throw error;
+      }
+    }
+  } finally {
+    clearInterval(timer);
+    Deno.removeSignalListener("SIGINT", onSignal);
+    Deno.removeSignalListener("SIGTERM", onSignal);
+    term.restore();
+  }
+  const who = client.name;
+  try {
+    await client.unregister();
+    write(`Goodbye, ${printable(who)}.\n`);
+  } catch (error) {
+    if (!unreachable(error) && !(error instanceof ServiceError)) throw error;
+    write(
+      `Left without unregistering ${printable(who)}: ${
+        (error as Error).message
+      }\n`,
+    );
+  }
+  return 0;
+}
+
+if (import.meta.main) {
+  let flags;
+  try {
+    ({ values: flags } = parseArgs({
+      args: Deno.args,
+      strict: true,
+      options: {
+        url: { type: "string", default: "http://localhost:8000/" },
+        name: { type: "string" },
+        help: { type: "boolean", default: false },
+      },
+    }));
+    new URL(flags.url);
+  } catch (error) {
+    console.error(`error: ${(error as Error).message} (see --help)`);
+    Deno.exit(2);
+  }
+  if (flags.help) {
+    console.log(USAGE);
+    Deno.exit(0);
+  }
+  Deno.exit(await chat(flags.url, flags.name));
+}
