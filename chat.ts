@@ -124,6 +124,10 @@ function ttyTerminal(title: () => string): Terminal {
     );
   };
   draw();
+  const clearLine = () => {
+    typed = "";
+    write(`\r${ESC}[2K${prompt}`);
+  };
 
   return {
     async readLine() {
@@ -143,8 +147,7 @@ function ttyTerminal(title: () => string): Terminal {
         if (key === "\x03" || key === "\x04") return null;
         if (key === "\r" || key === "\n") {
           const line = typed;
-          typed = "";
-          write(`\r${ESC}[2K${prompt}`);
+          clearLine();
           return line;
         }
         if (key === "\x7f" || key === "\b") {
@@ -152,6 +155,11 @@ function ttyTerminal(title: () => string): Terminal {
             typed = [...typed].slice(0, -1).join("");
             write("\b \b");
           }
+          continue;
+        }
+        if (key === "\x15") {
+          // Ctrl-U: forget the line typed so far.
+          clearLine();
           continue;
         }
         if (key < " ") continue;
@@ -183,8 +191,8 @@ function ttyTerminal(title: () => string): Terminal {
   };
 }
 
-const unreachable = (error: unknown) =>
-  !(error instanceof ServiceError) && error instanceof TypeError;
+/** `fetch` fails with a TypeError when the service cannot be reached at all. */
+const unreachable = (error: unknown) => error instanceof TypeError;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -220,7 +228,7 @@ export async function chat(
     if (candidate === undefined) {
       term.setPrompt("Your name: ");
       const line = await term.readLine();
-      if (line === null) {
+      if (line === null || line.trim() === "/quit") {
         term.restore();
         return 0;
       }
@@ -260,6 +268,31 @@ export async function chat(
   await refresh();
   const timer = setInterval(refresh, REFRESH_MS);
 
+  const sendIn = (next: "red" | "black") => () => {
+    color = next;
+    term.notice(`Now sending in ${next}.`);
+  };
+  // A Map, so a message such as "constructor" is never taken for a command.
+  const commands = new Map<string, () => Promise<void> | void>([
+    ["/red", sendIn("red")],
+    ["/black", sendIn("black")],
+    [
+      "/users",
+      async () =>
+        term.notice(
+          `Here: ${(await client.users()).map(printable).join(", ")}`,
+        ),
+    ],
+    ["/help", () =>
+      term.notice(
+        "/red, /black: the color you send in; /users: who is here; /quit: leave",
+      )],
+  ]);
+  const send = async (text: string) => {
+    await client.post(text, { color });
+    await refresh();
+  };
+
   // In raw mode Ctrl-C arrives as a key; a signal still ends the chat as /quit does.
   const quit = Promise.withResolvers<void>();
   const onSignal = () => quit.resolve();
@@ -275,21 +308,7 @@ export async function chat(
       const command = line.trim();
       if (command === "") continue;
       try {
-        if (command === "/red" || command === "/black") {
-          color = command.slice(1) as "red" | "black";
-          term.notice(`Now sending in ${color}.`);
-        } else if (command === "/users") {
-          term.notice(
-            `Here: ${(await client.users()).map(printable).join(", ")}`,
-          );
-        } else if (command === "/help") {
-          term.notice(
-            "/red, /black: the color you send in; /users: who is here; /quit: leave",
-          );
-        } else {
-          await client.post(line, { color });
-          await refresh();
-        }
+        await (commands.get(command) ?? (() => send(line)))();
         reachable(true);
       } catch (error) {
         if (unreachable(error)) {

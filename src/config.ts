@@ -13,7 +13,8 @@ import { DEFAULT_LIMITS } from "./store.ts";
 /** The `--help` text. */
 export const USAGE = `Usage: deno task start [flags]
 
-Serves the messaging service (/users, /) and the quote service (/quote).
+Serves the messaging service (/users, /) and the quote service (/quote),
+with their OpenAPI description at /openapi.json.
 
 Flags:
   --service=all|messaging|quote  which services to serve (default: all)

@@ -62,6 +62,12 @@ const rawText = (description: string, example: string) => ({
 
 const auth = [{ messagingToken: [] }];
 
+/** What any call may answer when something goes wrong on the server's side. */
+const FAULTS = {
+  500: response("InternalServerError"),
+  503: response("ServiceUnavailable"),
+};
+
 const nameRefusals: Record<string, [string, string, string]> = {
   empty: ["body", "name", "Name must not be empty"],
   dash: [
@@ -91,7 +97,7 @@ const messagingPaths: JsonObject = {
           },
         ),
         413: response("PayloadTooLarge"),
-        500: response("InternalServerError"),
+        ...FAULTS,
         503: json(
           "The user limit (`--max-users`) is reached (the 400-style envelope), or the shared store is unreachable (`{status, message}`).",
           { oneOf: [ref("ErrorEnvelope"), ref("StatusMessage")] },
@@ -119,8 +125,7 @@ const messagingPaths: JsonObject = {
           users: { users: ["José", "alice"] },
         }),
         401: response("Unauthorized"),
-        500: response("InternalServerError"),
-        503: response("ServiceUnavailable"),
+        ...FAULTS,
       },
     },
     delete: {
@@ -132,8 +137,7 @@ const messagingPaths: JsonObject = {
           goodbye: { Goodbye: "José" },
         }),
         401: response("Unauthorized"),
-        500: response("InternalServerError"),
-        503: response("ServiceUnavailable"),
+        ...FAULTS,
       },
     },
   },
@@ -148,8 +152,7 @@ const messagingPaths: JsonObject = {
             1: { text: "hi", mood: "good", color: "black", user: "alice" },
           },
         }),
-        500: response("InternalServerError"),
-        503: response("ServiceUnavailable"),
+        ...FAULTS,
       },
     },
     post: {
@@ -177,8 +180,7 @@ const messagingPaths: JsonObject = {
         }),
         401: response("Unauthorized"),
         413: response("PayloadTooLarge"),
-        500: response("InternalServerError"),
-        503: response("ServiceUnavailable"),
+        ...FAULTS,
       },
     },
   },
@@ -193,8 +195,7 @@ const quotePaths: JsonObject = {
         200: json("The quote, as a JSON string.", ref("Quote"), {
           initial: "Not set, yet !",
         }),
-        500: response("InternalServerError"),
-        503: response("ServiceUnavailable"),
+        ...FAULTS,
       },
     },
     post: {
@@ -214,8 +215,7 @@ const quotePaths: JsonObject = {
           utf8: ["body", "quote", "Quote is not valid UTF-8"],
         }),
         413: response("PayloadTooLarge"),
-        500: response("InternalServerError"),
-        503: response("ServiceUnavailable"),
+        ...FAULTS,
       },
     },
   },

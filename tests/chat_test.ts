@@ -96,10 +96,13 @@ Deno.test("chat over a pipe: asks again for a refused name, sends, receives, lis
   });
 });
 
-Deno.test("chat over a pipe: the end of input leaves and unregisters", async () => {
+Deno.test("chat over a pipe: any other line is a message, and the end of input leaves and unregisters", async () => {
   await withServer(async (server) => {
     const chat = startChat([`--url=${server.url}`, "--name=eve"]);
     await chat.waitFor("Joined as eve.");
+    // Only the listed commands are commands: this is a message.
+    await chat.type("constructor");
+    await chat.waitFor("eve: constructor");
     await chat.close();
     assert.equal((await chat.status()).code, 0);
     const watcher = new MessagingClient(server.url);
@@ -135,7 +138,7 @@ if (tmuxMissing) {
 
 Deno.test({
   name:
-    "chat in a real terminal (tmux): red messages in red, typing undisturbed by refreshes, Ctrl-C leaves",
+    "chat in a real terminal (tmux): red messages in red, typing undisturbed by refreshes, Ctrl-U clears the line, Ctrl-C leaves",
   ignore: tmuxMissing,
   async fn() {
     await withServer(async (server) => {
@@ -174,6 +177,8 @@ Deno.test({
         await bob.post("plain from bob");
         await bob.post("red from bob", { color: "red" });
         // Half a line typed while the messages refresh stays as typed.
+        await tmux("send-keys", "-t", "chat", "-l", "junk");
+        await tmux("send-keys", "-t", "chat", "C-u");
         await tmux("send-keys", "-t", "chat", "-l", "half typed");
         const shown = await waitForScreen(/red from bob/);
         const RED = "\x1b[31m";
