@@ -286,6 +286,12 @@ if (flags.baseline) {
     entry: `${dir}/main.ts`,
   });
 }
+if (flags.workers && !flags.store) {
+  console.error(
+    "error: --workers needs --store: workers share state only through Redis",
+  );
+  Deno.exit(2);
+}
 let ownRedis: RedisServer | undefined;
 if (flags.store) {
   if (flags.store === "redis") ownRedis = await startRedis();
