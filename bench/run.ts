@@ -120,6 +120,7 @@ if (flags.help) {
   --workers=N       also run serve.ts under deno serve --parallel with N workers on
                     that store (unpinned: the workers need every core)
   --baseline=REF    also run the program as of git REF, to judge a change in the same run
+                    (on the --store given, if any)
 `);
   Deno.exit(0);
 }
@@ -268,24 +269,6 @@ const targets: Target[] = [
   },
   { name: "memory", args: ["--quiet", "--max-users=100000000"] },
 ];
-if (flags.baseline) {
-  // The program as it was at REF, checked out beside the tree, so a change
-  // is measured against its predecessor under the same load and noise.
-  const dir = await Deno.makeTempDir({ dir: OUT, suffix: ".tmp" });
-  const git = (...args: string[]) =>
-    new Deno.Command("git", { args, stdout: "null" }).outputSync();
-  if (!git("worktree", "add", "--detach", dir, flags.baseline).success) {
-    throw new Error(`cannot check out ${flags.baseline}`);
-  }
-  addEventListener("unload", () => {
-    git("worktree", "remove", "--force", dir);
-  });
-  targets.push({
-    name: `baseline ${flags.baseline}`,
-    args: ["--quiet", "--max-users=100000000"],
-    entry: `${dir}/main.ts`,
-  });
-}
 if (flags.workers && !flags.store) {
   console.error(
     "error: --workers needs --store: workers share state only through Redis",
@@ -321,6 +304,32 @@ if (flags.store) {
   }
 }
 
+if (flags.baseline) {
+  // The program as it was at REF, checked out beside the tree, so a change
+  // is measured against its predecessor under the same load and noise.
+  const dir = await Deno.makeTempDir({ dir: OUT, suffix: ".tmp" });
+  const git = (...args: string[]) =>
+    new Deno.Command("git", { args, stdout: "null" }).outputSync();
+  if (!git("worktree", "add", "--detach", dir, flags.baseline).success) {
+    throw new Error(`cannot check out ${flags.baseline}`);
+  }
+  addEventListener("unload", () => {
+    git("worktree", "remove", "--force", dir);
+  });
+  // With --store, the baseline runs on that store too: that is what is judged.
+  const store = ownRedis?.url ?? flags.store;
+  targets.push({
+    name: `baseline ${flags.baseline}`,
+    args: [
+      "--quiet",
+      "--max-users=100000000",
+      ...(store
+        ? [`--store=${store}`, `--redis-prefix=bench:${crypto.randomUUID()}:`]
+        : []),
+    ],
+    entry: `${dir}/main.ts`,
+  });
+}
 await Deno.mkdir(OUT, { recursive: true });
 const servers = new Map<string, RunningServer>();
 for (const target of targets) {
