@@ -32,8 +32,10 @@ export interface Message {
  * A call the service answered with an error status. `errors` holds the
  * entries of the contract's 400-style envelope (400, 413, and 503 for a full
  * user list); it is empty for the `{status, message}` answers (401, 404, 405,
- * 500, and 503 when the store is unreachable). Failures to reach the service
- * at all are `fetch`'s own `TypeError`, not this.
+ * 500, and 503 when the store is unreachable). A call that needs a token
+ * made without one fails the same way, as 401 `Not registered`, without
+ * asking the service. Failures to reach the service at all are `fetch`'s
+ * own `TypeError`, not this.
  */
 export class ServiceError extends Error {
   /** The HTTP status. */

@@ -33,7 +33,7 @@ export interface RedisStoreOptions extends StoreLimits {
   url: string;
   /** Prepended to every key and the change channel, so deployments can share a server. Default `lms:`. */
   prefix?: string;
-  /** How long one command may take before it is answered 503. Default 1,000 ms. */
+  /** How long one command may wait for its reply before the request is answered 503. Default 1,000 ms. */
   commandTimeoutMs?: number;
   /** How long a connection attempt may take. Default 2,000 ms. */
   connectTimeoutMs?: number;
@@ -109,10 +109,12 @@ const newCopy = <T>(): Copy<T> => ({
   pending: undefined,
 });
 
-/** Wraps a failure to reach Redis as a 503; a reply Redis sent as an error is a fault. */
-function unavailable(error: unknown): never {
-  if (error instanceof ErrorReply) throw error;
-  throw new StoreUnavailableError("Redis is unavailable", { cause: error });
+/** A failure to reach Redis becomes a 503; a reply Redis sent as an error stays a fault. */
+function unavailable(error: unknown): Error {
+  return error instanceof ErrorReply ? error : new StoreUnavailableError(
+    "Redis is unavailable",
+    { cause: error },
+  );
 }
 
 /** Keeps users, messages and the quote in Redis. */
@@ -136,13 +138,16 @@ export class RedisStore implements Store {
     users: newCopy(),
   };
   #messagesLimit = 0;
+  #timeoutMs: number;
 
   private constructor(
     client: Client,
     subscriber: Client,
     prefix: string,
     limits: Required<StoreLimits>,
+    timeoutMs: number,
   ) {
+    this.#timeoutMs = timeoutMs;
     this.#client = client;
     this.#subscriber = subscriber;
     this.#history = limits.history;
@@ -171,7 +176,6 @@ export class RedisStore implements Store {
         // Fail a command at once while disconnected rather than queue it:
         // a request waiting on a dead connection would hang.
         disableOfflineQueue: true,
-        commandOptions: { timeout: options.commandTimeoutMs ?? 1000 },
         socket: {
           connectTimeout: options.connectTimeoutMs ?? 2000,
           // Before the first connection, give up: start-up must fail fast.
@@ -214,7 +218,13 @@ export class RedisStore implements Store {
       client.destroy();
       throw error;
     }
-    const store = new RedisStore(client, subscriber, prefix, limits);
+    const store = new RedisStore(
+      client,
+      subscriber,
+      prefix,
+      limits,
+      options.commandTimeoutMs ?? 1000,
+    );
     await store.#listen();
     return store;
   }
@@ -230,9 +240,33 @@ export class RedisStore implements Store {
     );
   }
 
+  /**
+   * Answers what `command` answers, or fails as unavailable once it has
+   * waited the command timeout. node-redis's own timeout stops counting
+   * once a command is written, so a Redis that stops reading (frozen, or a
+   * network that drops packets) would otherwise hold the request forever.
+   * The command itself stays queued, so later replies still pair up.
+   */
+  #bounded<T>(command: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new StoreUnavailableError("Redis did not answer in time")),
+        this.#timeoutMs,
+      );
+      command.then((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      }, (error) => {
+        clearTimeout(timer);
+        reject(unavailable(error));
+      });
+    });
+  }
+
   #changed(what: keyof Shared): void {
+    // The channel is shared text: only the names of copies count.
+    if (!Object.hasOwn(this.#copies, what)) return;
     const copy = this.#copies[what];
-    if (!copy) return;
     copy.generation++;
     copy.value = undefined;
     copy.pending = undefined;
@@ -272,18 +306,18 @@ export class RedisStore implements Store {
   /** Stores the user unless taken or full, in one script. */
   async registerUser(name: string, token: string): Promise<RegisterResult> {
     const { users, order, sequence, channel } = this.#keys;
-    const result = await this.#client.register(
+    const result = await this.#bounded(this.#client.register(
       [users, order, sequence, channel],
       [name, token, String(this.#maxUsers)],
-    ).catch(unavailable);
+    ));
     if (result === "registered") this.#changed("users");
     return String(result) as RegisterResult;
   }
 
   /** The token of `name`, if registered. */
   async tokenOf(name: string): Promise<string | undefined> {
-    const token = await this.#client.hGet(this.#keys.users, name).catch(
-      unavailable,
+    const token = await this.#bounded(
+      this.#client.hGet(this.#keys.users, name),
     );
     return token ?? undefined;
   }
@@ -291,10 +325,9 @@ export class RedisStore implements Store {
   /** Removes `name` while its token is still `token`, in one script. */
   async removeUser(name: string, token: string): Promise<boolean> {
     const { users, order, channel } = this.#keys;
-    const removed = await this.#client.remove(
-      [users, order, channel],
-      [name, token],
-    ).catch(unavailable);
+    const removed = await this.#bounded(
+      this.#client.remove([users, order, channel], [name, token]),
+    );
     if (Number(removed) !== 1) return false;
     this.#changed("users");
     return true;
@@ -304,19 +337,20 @@ export class RedisStore implements Store {
   listUsers(): Awaitable<string[]> {
     return this.#read(
       "users",
-      () => this.#client.zRange(this.#keys.order, 0, -1).catch(unavailable),
+      () => this.#bounded(this.#client.zRange(this.#keys.order, 0, -1)),
     );
   }
 
   /** Inserts the message, trims to the history bound and tells every process, as one transaction. */
   async addMessage(message: string): Promise<void> {
     const { messages, channel } = this.#keys;
-    await this.#client.multi()
-      .lPush(messages, message)
-      .lTrim(messages, 0, this.#history - 1)
-      .publish(channel, "messages")
-      .exec()
-      .catch(unavailable);
+    await this.#bounded(
+      this.#client.multi()
+        .lPush(messages, message)
+        .lTrim(messages, 0, this.#history - 1)
+        .publish(channel, "messages")
+        .exec(),
+    );
     this.#changed("messages");
   }
 
@@ -327,8 +361,9 @@ export class RedisStore implements Store {
       this.#changed("messages");
     }
     return this.#read("messages", async () => {
-      const items = await this.#client.lRange(this.#keys.messages, 0, limit - 1)
-        .catch(unavailable);
+      const items = await this.#bounded(
+        this.#client.lRange(this.#keys.messages, 0, limit - 1),
+      );
       return `[${items.join(",")}]`;
     });
   }
@@ -336,18 +371,19 @@ export class RedisStore implements Store {
   /** The current quote. */
   getQuote(): Awaitable<string> {
     return this.#read("quote", async () => {
-      const quote = await this.#client.get(this.#keys.quote).catch(unavailable);
+      const quote = await this.#bounded(this.#client.get(this.#keys.quote));
       return quote ?? INITIAL_QUOTE;
     });
   }
 
   /** Replaces the quote and tells every process, as one transaction. */
   async setQuote(quote: string): Promise<void> {
-    await this.#client.multi()
-      .set(this.#keys.quote, quote)
-      .publish(this.#keys.channel, "quote")
-      .exec()
-      .catch(unavailable);
+    await this.#bounded(
+      this.#client.multi()
+        .set(this.#keys.quote, quote)
+        .publish(this.#keys.channel, "quote")
+        .exec(),
+    );
     this.#changed("quote");
   }
 

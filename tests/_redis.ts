@@ -21,6 +21,10 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port. */
   restart(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing is answered. */
+  pause(): void;
+  /** Thaws it (SIGCONT). */
+  resume(): void;
 }
 
 async function waitForPort(port: number): Promise<void> {
@@ -74,5 +78,12 @@ export async function startRedis(): Promise<RedisServer> {
       // Already gone.
     }
   });
-  return { url: `redis://127.0.0.1:${port}/0`, port, kill, restart: spawn };
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    port,
+    kill,
+    restart: spawn,
+    pause: () => child.kill("SIGSTOP"),
+    resume: () => child.kill("SIGCONT"),
+  };
 }
