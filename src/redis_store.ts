@@ -3,11 +3,12 @@
  * atomic Redis step (a command, a Lua script or a MULTI), so processes never
  * need to coordinate among themselves.
  *
- * Reads of the newest messages, the quote and the user list are served
- * from a local copy that is dropped whenever any process writes: writers
- * publish on a channel inside the same transaction as the write, and every
- * process subscribes to it. While the subscription is down nothing is cached,
- * so a process can never serve a copy it might not hear about.
+ * Reads of the newest messages, the quote and the user list, and the token
+ * check of authenticated requests, are served from local copies that are
+ * dropped whenever any process writes: writers publish on a channel inside
+ * the same transaction as the write, and every process subscribes to it.
+ * While the subscription is down nothing is kept, so a process can never
+ * serve a copy it might not hear about.
  * @module
  */
 
@@ -57,7 +58,7 @@ const REMOVE = `
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('PUBLISH', KEYS[3], 'users')
+redis.call('PUBLISH', KEYS[3], 'removed:' .. ARGV[1])
 return 1`;
 
 /**
@@ -87,6 +88,9 @@ const newClient = (options: Parameters<typeof createClient>[0]) =>
   createClient({ ...options, scripts: SCRIPTS });
 
 type Client = ReturnType<typeof newClient>;
+
+/** The change notice of a removed user: this prefix, then the name. */
+const REMOVED = "removed:";
 
 /** The shared values a process keeps a copy of, named as the change channel names them. */
 type Shared = { messages: string; quote: string; users: string[] };
@@ -138,6 +142,16 @@ export class RedisStore implements Store {
     users: newCopy(),
   };
   #messagesLimit = 0;
+  /**
+   * Tokens of users seen authenticating, so a request needs no round trip
+   * to check one. Kept under the same rule as the copies: only while
+   * subscribed, dropped on a removal notice, and cleared on a new epoch.
+   * Only found tokens are kept, so it holds at most the registered users.
+   */
+  #tokens = new Map<string, string>();
+  #tokensEpoch = -1;
+  /** Bumped by every removal this process hears of, so a lookup that overlapped one is not kept. */
+  #removals = 0;
   #timeoutMs: number;
 
   private constructor(
@@ -236,8 +250,24 @@ export class RedisStore implements Store {
     this.#subscriber.on("ready", () => this.#epoch++);
     await this.#subscriber.subscribe(
       this.#keys.channel,
-      (message: string) => this.#changed(message as keyof Shared),
+      (message: string) => this.#notice(message),
     );
+  }
+
+  /** Acts on a change notice from any process. */
+  #notice(message: string): void {
+    if (message.startsWith(REMOVED)) {
+      this.#forgetToken(message.slice(REMOVED.length));
+      this.#changed("users");
+    } else if (Object.hasOwn(this.#copies, message)) {
+      // The channel is shared text: only the names of copies count.
+      this.#changed(message as keyof Shared);
+    }
+  }
+
+  #forgetToken(name: string): void {
+    this.#removals++;
+    this.#tokens.delete(name);
   }
 
   /**
@@ -264,8 +294,6 @@ export class RedisStore implements Store {
   }
 
   #changed(what: keyof Shared): void {
-    // The channel is shared text: only the names of copies count.
-    if (!Object.hasOwn(this.#copies, what)) return;
     const copy = this.#copies[what];
     copy.generation++;
     copy.value = undefined;
@@ -310,16 +338,40 @@ export class RedisStore implements Store {
       [users, order, sequence, channel],
       [name, token, String(this.#maxUsers)],
     ));
-    if (result === "registered") this.#changed("users");
+    if (result === "registered") {
+      // A token this process kept for an earlier holder of the name, whose
+      // removal notice may still be on its way, must not outlive this.
+      this.#forgetToken(name);
+      this.#changed("users");
+    }
     return String(result) as RegisterResult;
   }
 
-  /** The token of `name`, if registered. */
-  async tokenOf(name: string): Promise<string | undefined> {
-    const token = await this.#bounded(
-      this.#client.hGet(this.#keys.users, name),
+  /** The token of `name`, if registered: from the kept tokens while they are current, else from Redis. */
+  tokenOf(name: string): Awaitable<string | undefined> {
+    const live = this.#subscriber.isReady;
+    if (live && this.#tokensEpoch === this.#epoch) {
+      const kept = this.#tokens.get(name);
+      if (kept !== undefined) return kept;
+    }
+    const epoch = this.#epoch;
+    const removals = this.#removals;
+    return this.#bounded(this.#client.hGet(this.#keys.users, name)).then(
+      (token) => {
+        if (token == null) return undefined;
+        if (
+          live && this.#subscriber.isReady && epoch === this.#epoch &&
+          removals === this.#removals
+        ) {
+          if (this.#tokensEpoch !== epoch) {
+            this.#tokens.clear();
+            this.#tokensEpoch = epoch;
+          }
+          this.#tokens.set(name, token);
+        }
+        return token;
+      },
     );
-    return token ?? undefined;
   }
 
   /** Removes `name` while its token is still `token`, in one script. */
@@ -329,6 +381,7 @@ export class RedisStore implements Store {
       this.#client.remove([users, order, channel], [name, token]),
     );
     if (Number(removed) !== 1) return false;
+    this.#forgetToken(name);
     this.#changed("users");
     return true;
   }

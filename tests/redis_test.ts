@@ -107,20 +107,30 @@ Deno.test({
         }).then((r) => JSON.stringify(r.json.users));
       await eventually(async () => (await listOn(b)) === '["Zoë","Åsa"]');
 
+      // A now keeps Zoë's token; B's unregistration must revoke it there.
+      const zoe = { "x-messaging-token": utf8Header(token) };
+      assert.equal((await get(`${a.url}users`, { headers: zoe })).status, 200);
       assert.deepEqual(
-        (await get(`${b.url}users`, {
-          method: "DELETE",
-          headers: { "x-messaging-token": utf8Header(token) },
-        })).json,
+        (await get(`${b.url}users`, { method: "DELETE", headers: zoe })).json,
         { Goodbye: "Zoë" },
       );
-      const gone = await get(`${a.url}users`, {
-        headers: { "x-messaging-token": utf8Header(token) },
-      });
-      assert.deepEqual(gone, {
+      const unauthorized = {
         status: 401,
         json: { status: 401, message: "Unauthorized" },
-      });
+      };
+      // At once on the process that removed it; on the other as soon as
+      // the removal notice arrives.
+      assert.deepEqual(
+        await get(`${b.url}users`, { headers: zoe }),
+        unauthorized,
+      );
+      await eventually(async () =>
+        (await get(`${a.url}users`, { headers: zoe })).status === 401
+      );
+      assert.deepEqual(
+        await get(`${a.url}users`, { headers: zoe }),
+        unauthorized,
+      );
       await eventually(async () => (await listOn(a)) === '["Åsa"]');
     });
   },
