@@ -10,7 +10,11 @@
  */
 
 import { parseArgs } from "node:util";
-import { type Message, MessagingClient, ServiceError } from "./src/client.ts";
+import {
+  type Message,
+  MessagingClient,
+  ServiceError,
+} from "./src/client/client.ts";
 
 const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
 

@@ -1,108 +1,24 @@
 /**
- * A light messaging service and a quote service: two tiny JSON-over-HTTP
- * services, each a plain `(req: Request) => Response` handler.
- *
- * As a library:
- *
- * ```ts
- * import { createMessagingService, createQuoteService } from "./main.ts";
- * Deno.serve(createMessagingService());
- * ```
- *
- * As a program: `deno task start --help`.
+ * The program: reads flags, serves the selected services, and shuts down
+ * gracefully on SIGINT or SIGTERM. `deno task start --help` lists the flags.
+ * The library lives in `mod.ts`.
  * @module
  */
 
-import { createHandler, listeningBanner } from "./src/app.ts";
+import { drainable } from "./src/http/drain.ts";
+import { statusResponse } from "./src/http/response.ts";
+import { withRequestLog } from "./src/http/request_log.ts";
 import {
   type Config,
   parseFlags,
   readEnv,
   USAGE,
   UsageError,
-} from "./src/config.ts";
-import { statusResponse } from "./src/http.ts";
-import { openStore } from "./src/open_store.ts";
-import type { Handler } from "./src/router.ts";
-import { withRequestLog } from "./src/request_log.ts";
-import { type Store, StoreUnavailableError } from "./src/store.ts";
-
-export {
-  createHandler,
-  type HandlerOptions,
-  type ServiceName,
-  type ServiceSelection,
-} from "./src/app.ts";
-export {
-  type ClientOptions,
-  type ErrorEntry,
-  type ErrorLocation,
-  type Message,
-  MessagingClient,
-  QuoteClient,
-  ServiceError,
-} from "./src/client.ts";
-export { JSON_CONTENT_TYPE } from "./src/http.ts";
-export { type JsonObject, openApiDocument } from "./src/openapi.ts";
-export { createMessagingService } from "./src/messaging.ts";
-export { createQuoteService } from "./src/quote.ts";
-export { MemoryStore } from "./src/memory_store.ts";
-export { RedisStore, type RedisStoreOptions } from "./src/redis_store.ts";
-export { openStore, type OpenStoreOptions } from "./src/open_store.ts";
-export type { ServiceOptions } from "./src/options.ts";
-export type { FaultLogger, Handler, RouterOptions } from "./src/router.ts";
-export type {
-  Awaitable,
-  RegisterResult,
-  Store,
-  StoreLimits,
-} from "./src/store.ts";
-export { StoreUnavailableError };
-
-/** How long shutdown waits for requests in flight before closing anyway. */
-const DRAIN_TIMEOUT_MS = 10_000;
-
-/**
- * Counts requests in flight so shutdown can wait for them itself. Deno 2.9's
- * `server.shutdown()` makes the unread body of a request in flight fail
- * (denoland/deno#36809), so the server is shut down only once the handlers
- * are done; meanwhile new requests are told to go elsewhere.
- */
-function drainable(handler: Handler) {
-  let inFlight = 0;
-  let draining = false;
-  let idle = () => {};
-  const done = () => {
-    if (--inFlight === 0) idle();
-  };
-  const tracked: Handler = (req) => {
-    if (draining) return statusResponse(503, { connection: "close" });
-    inFlight++;
-    let res;
-    try {
-      res = handler(req);
-    } catch (error) {
-      done();
-      throw error;
-    }
-    // Observe the answer rather than wrap it: one promise fewer per request.
-    if (res instanceof Promise) res.then(done, done);
-    else done();
-    return res;
-  };
-  const drain = () => {
-    draining = true;
-    if (inFlight === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
-      idle = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  };
-  return { handler: tracked, drain };
-}
+} from "./src/program/config.ts";
+import { listeningBanner } from "./src/program/listening_banner.ts";
+import { createHandler } from "./src/services/app.ts";
+import { openStore } from "./src/store/open_store.ts";
+import { type Store, StoreUnavailableError } from "./src/store/store.ts";
 
 async function serve(config: Config, store: Store): Promise<void> {
   const app = createHandler({

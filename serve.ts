@@ -10,11 +10,17 @@
  * @module
  */
 
-import { createHandler, listeningBanner } from "./src/app.ts";
-import { flagsFromEnv, parseFlags, readEnv, UsageError } from "./src/config.ts";
-import { openStore } from "./src/open_store.ts";
-import { withRequestLog } from "./src/request_log.ts";
-import { StoreUnavailableError } from "./src/store.ts";
+import { withRequestLog } from "./src/http/request_log.ts";
+import {
+  flagsFromEnv,
+  parseFlags,
+  readEnv,
+  UsageError,
+} from "./src/program/config.ts";
+import { listeningBanner } from "./src/program/listening_banner.ts";
+import { createHandler } from "./src/services/app.ts";
+import { openStore } from "./src/store/open_store.ts";
+import { StoreUnavailableError } from "./src/store/store.ts";
 
 /**
  * What to close when `deno serve` stops the server on SIGINT or SIGTERM: it

@@ -4,11 +4,11 @@
  * @module
  */
 
-import { createHandler } from "../src/app.ts";
-import { authenticate } from "../src/auth.ts";
-import { MemoryStore } from "../src/memory_store.ts";
-import { checkMessage } from "../src/messaging.ts";
-import { pathOf } from "../src/router.ts";
+import { createHandler } from "../src/services/app.ts";
+import { authenticate } from "../src/services/auth.ts";
+import { MemoryStore } from "../src/store/memory_store.ts";
+import { checkMessage } from "../src/services/message_check.ts";
+import { pathOf } from "../src/http/router.ts";
 
 const store = new MemoryStore({ maxUsers: 100_000_000 });
 const handler = createHandler({ store });

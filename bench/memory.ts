@@ -7,8 +7,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { MemoryStore } from "../src/memory_store.ts";
-import { startServer } from "../tests/_server.ts";
+import { MemoryStore } from "../src/store/memory_store.ts";
+import { startServer } from "../tests/_support/program.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,

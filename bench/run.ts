@@ -11,8 +11,11 @@
  */
 
 import { parseArgs } from "node:util";
-import { type RedisServer, startRedis } from "../tests/_redis.ts";
-import { type RunningServer, startServer } from "../tests/_server.ts";
+import {
+  type RedisServer,
+  startRedis,
+} from "../tests/_support/redis_server.ts";
+import { type RunningServer, startServer } from "../tests/_support/program.ts";
 import { renderChart } from "./chart.ts";
 
 interface Scenario {

@@ -7,8 +7,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { startRedis } from "../tests/_redis.ts";
-import { startServer } from "../tests/_server.ts";
+import { startRedis } from "../tests/_support/redis_server.ts";
+import { startServer } from "../tests/_support/program.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,

@@ -1,0 +1,51 @@
+/**
+ * A light messaging service and a quote service: two tiny JSON-over-HTTP
+ * services, each a plain `(req: Request) => Response` handler you can mount
+ * in `Deno.serve`, `deno serve` or a test, with no socket needed.
+ *
+ * ```ts
+ * import { createMessagingService } from "@lms/light-messaging";
+ * Deno.serve(createMessagingService());
+ * ```
+ *
+ * Other entries: `@lms/light-messaging/redis` (the Redis store, which loads
+ * the Redis client) and `@lms/light-messaging/client` (typed clients). The
+ * program is `main.ts`: `deno task start --help`.
+ * @module
+ */
+
+export { createHandler, type HandlerOptions } from "./src/services/app.ts";
+export type {
+  ServiceName,
+  ServiceSelection,
+} from "./src/services/service_names.ts";
+export { createMessagingService } from "./src/services/messaging.ts";
+export { createQuoteService } from "./src/services/quote.ts";
+export type { ServiceOptions } from "./src/services/service_options.ts";
+export {
+  type ErrorEntry,
+  type ErrorLocation,
+  JSON_CONTENT_TYPE,
+} from "./src/http/response.ts";
+export { HttpError } from "./src/http/http_error.ts";
+export type { FaultLogger, Handler } from "./src/http/router.ts";
+export { MemoryStore } from "./src/store/memory_store.ts";
+export { openStore, type OpenStoreOptions } from "./src/store/open_store.ts";
+export {
+  type Awaitable,
+  type RegisterResult,
+  type Store,
+  type StoreLimits,
+  StoreUnavailableError,
+} from "./src/store/store.ts";
+export {
+  type JsonObject,
+  openApiDocument,
+} from "./src/openapi/openapi_document.ts";
+export {
+  type ClientOptions,
+  type Message,
+  MessagingClient,
+  QuoteClient,
+  ServiceError,
+} from "./src/client/client.ts";

@@ -1,0 +1,274 @@
+/**
+ * Typed clients of both services over `fetch`: one method per endpoint, and
+ * one error type carrying what the service said.
+ *
+ * This is the package's `./client` entry; the main entry exports the same.
+ *
+ * ```ts
+ * import { MessagingClient } from "@lms/light-messaging/client";
+ * const chat = new MessagingClient("http://localhost:8000/");
+ * await chat.register("José");
+ * await chat.post("Olá!", { color: "red" });
+ * console.log(await chat.messages());
+ * ```
+ * @module
+ */
+
+import type { ErrorEntry } from "../http/response.ts";
+
+export type { ErrorEntry, ErrorLocation } from "../http/response.ts";
+
+/**
+ * A message as `GET /` answers it: the posted fields, with `color` and `user` always set.
+ *
+ * @example Reading messages
+ * ```ts
+ * import { type Message, MessagingClient } from "@lms/light-messaging/client";
+ * const messages: Message[] = await new MessagingClient("http://localhost:8000/").messages();
+ * for (const { user, text } of messages) console.log(`${user}: ${text}`);
+ * ```
+ */
+export interface Message {
+  /** What was said. */
+  text: string;
+  /** The color it is shown in. */
+  color: "red" | "black";
+  /** Who posted it. */
+  user: string;
+  /** Any other field the poster sent, kept as sent. */
+  [field: string]: unknown;
+}
+
+/**
+ * A call the service answered with an error status. `errors` holds the
+ * entries of the contract's 400-style envelope (400, 413, and 503 for a full
+ * user list); it is empty for the `{status, message}` answers (401, 404, 405,
+ * 500, and 503 when the store is unreachable). A call that needs a token
+ * made without one fails the same way, as 401 `Not registered`, without
+ * asking the service. Failures to reach the service at all are `fetch`'s
+ * own `TypeError`, not this.
+ *
+ * @example Telling a taken name apart
+ * ```ts
+ * import { MessagingClient, ServiceError } from "@lms/light-messaging/client";
+ * try {
+ *   await new MessagingClient("http://localhost:8000/").register("alice");
+ * } catch (error) {
+ *   if (error instanceof ServiceError && error.status === 400) {
+ *     console.log(error.errors[0].description); // This user exists!
+ *   } else throw error;
+ * }
+ * ```
+ */
+export class ServiceError extends Error {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The error entries, in the service's order. */
+  readonly errors: readonly ErrorEntry[];
+
+  /** Builds the error from an answer's status and parsed body. */
+  constructor(status: number, body: unknown) {
+    const errors = isEnvelope(body) ? body.errors : [];
+    const message = errors.length > 0
+      ? errors.map((e) => e.description).join("; ")
+      : typeof (body as { message?: unknown })?.message === "string"
+      ? (body as { message: string }).message
+      : `HTTP ${status}`;
+    super(message);
+    this.name = "ServiceError";
+    this.status = status;
+    this.errors = errors;
+  }
+}
+
+function isEnvelope(body: unknown): body is { errors: ErrorEntry[] } {
+  return typeof body === "object" && body !== null &&
+    Array.isArray((body as { errors?: unknown }).errors);
+}
+
+/**
+ * Options of both clients.
+ *
+ * @example A client with a custom fetch
+ * ```ts
+ * import { type ClientOptions, QuoteClient } from "@lms/light-messaging/client";
+ * const options: ClientOptions = { fetch: (input, init) => fetch(input, init) };
+ * new QuoteClient("http://localhost:8000/", options);
+ * ```
+ */
+export interface ClientOptions {
+  /** The `fetch` to call. Default: the global one. */
+  fetch?: typeof fetch;
+}
+
+/** The credential as a header value: its UTF-8 bytes, one per character, as the wire carries them. */
+function tokenHeader(token: string): string {
+  let value = "";
+  for (const byte of new TextEncoder().encode(token)) {
+    value += String.fromCharCode(byte);
+  }
+  return value;
+}
+
+/** The shared part of both clients: one request, one JSON answer or a {@linkcode ServiceError}. */
+class JsonClient {
+  readonly #base: URL;
+  readonly #fetch: typeof fetch;
+
+  constructor(baseUrl: string | URL, options: ClientOptions = {}) {
+    // A base without a trailing slash would lose its last segment to the paths.
+    this.#base = new URL(baseUrl);
+    if (!this.#base.pathname.endsWith("/")) this.#base.pathname += "/";
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    init: { body?: string; token?: string } = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (init.token !== undefined) {
+      headers["x-messaging-token"] = tokenHeader(init.token);
+    }
+    const res = await this.#fetch(new URL(path, this.#base), {
+      method,
+      headers,
+      body: init.body,
+    });
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new ServiceError(res.status, { message: text || res.statusText });
+    }
+    if (!res.ok) throw new ServiceError(res.status, body);
+    return body as T;
+  }
+}
+
+/**
+ * A client of the messaging service: register once, then act as that user.
+ *
+ * @example Joining, posting and leaving
+ * ```ts
+ * import { MessagingClient } from "@lms/light-messaging/client";
+ * const chat = new MessagingClient("http://localhost:8000/");
+ * await chat.register("bob");
+ * await chat.post("Hello", { color: "red" });
+ * console.log(await chat.users());
+ * await chat.unregister();
+ * ```
+ */
+export class MessagingClient {
+  /** The credential `register` returned, or one given to the constructor. */
+  token: string | undefined;
+  readonly #http: JsonClient;
+
+  /** A client of the service at `baseUrl`, optionally already holding a `token`. */
+  constructor(
+    baseUrl: string | URL,
+    options: ClientOptions & { token?: string } = {},
+  ) {
+    this.#http = new JsonClient(baseUrl, options);
+    this.token = options.token;
+  }
+
+  /** The name the held token is for, or `undefined` without one. */
+  get name(): string | undefined {
+    const token = this.token;
+    return token === undefined ? undefined : token.slice(0, token.indexOf("-"));
+  }
+
+  #credential(): string {
+    if (this.token === undefined) {
+      throw new ServiceError(401, { message: "Not registered" });
+    }
+    return this.token;
+  }
+
+  /** `POST /users`: registers `name` and keeps the token for later calls. */
+  async register(name: string): Promise<string> {
+    const { token } = await this.#http.request<{ token: string }>(
+      "POST",
+      "users",
+      {
+        body: name,
+      },
+    );
+    this.token = token;
+    return token;
+  }
+
+  /** `GET /users`: every registered name, in registration order. */
+  async users(): Promise<string[]> {
+    const { users } = await this.#http.request<{ users: string[] }>(
+      "GET",
+      "users",
+      {
+        token: this.#credential(),
+      },
+    );
+    return users;
+  }
+
+  /** `DELETE /users`: unregisters, forgets the token, and returns the name. */
+  async unregister(): Promise<string> {
+    const { Goodbye } = await this.#http.request<{ Goodbye: string }>(
+      "DELETE",
+      "users",
+      { token: this.#credential() },
+    );
+    this.token = undefined;
+    return Goodbye;
+  }
+
+  /** `POST /`: posts `text`, in `color` (default black), with any other fields kept as given. */
+  async post(
+    text: string,
+    options: { color?: "red" | "black"; fields?: Record<string, unknown> } = {},
+  ): Promise<void> {
+    const message = { ...options.fields, text } as Record<string, unknown>;
+    if (options.color !== undefined) message.color = options.color;
+    await this.#http.request("POST", "", {
+      body: JSON.stringify(message),
+      token: this.#credential(),
+    });
+  }
+
+  /** `GET /`: the 5 newest messages, newest first. */
+  async messages(): Promise<Message[]> {
+    return await this.#http.request<Message[]>("GET", "");
+  }
+}
+
+/**
+ * A client of the quote service.
+ *
+ * @example Reading and replacing the quote
+ * ```ts
+ * import { QuoteClient } from "@lms/light-messaging/client";
+ * const quote = new QuoteClient("http://localhost:8000/");
+ * await quote.set("Less is more.");
+ * console.log(await quote.get());
+ * ```
+ */
+export class QuoteClient {
+  readonly #http: JsonClient;
+
+  /** A client of the service at `baseUrl`. */
+  constructor(baseUrl: string | URL, options: ClientOptions = {}) {
+    this.#http = new JsonClient(baseUrl, options);
+  }
+
+  /** `GET /quote`: the current quote. */
+  async get(): Promise<string> {
+    return await this.#http.request<string>("GET", "quote");
+  }
+
+  /** `POST /quote`: replaces the quote; a refused quote throws with the failed checks. */
+  async set(quote: string): Promise<void> {
+    await this.#http.request<null>("POST", "quote", { body: quote });
+  }
+}

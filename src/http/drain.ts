@@ -1,0 +1,55 @@
+/**
+ * Graceful shutdown: stop taking requests, let those in flight finish.
+ * @module
+ */
+
+import { statusResponse } from "./response.ts";
+import type { Handler } from "./router.ts";
+
+/** How long shutdown waits for requests in flight before closing anyway. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * Counts requests in flight so shutdown can wait for them itself. Deno 2.9's
+ * `server.shutdown()` makes the unread body of a request in flight fail
+ * (denoland/deno#36809), so the server is shut down only once the handlers
+ * are done; meanwhile new requests are told to go elsewhere.
+ */
+export function drainable(handler: Handler): {
+  handler: Handler;
+  drain(): Promise<void>;
+} {
+  let inFlight = 0;
+  let draining = false;
+  let idle = () => {};
+  const done = () => {
+    if (--inFlight === 0) idle();
+  };
+  const tracked: Handler = (req) => {
+    if (draining) return statusResponse(503, { connection: "close" });
+    inFlight++;
+    let res;
+    try {
+      res = handler(req);
+    } catch (error) {
+      done();
+      throw error;
+    }
+    // Observe the answer rather than wrap it: one promise fewer per request.
+    if (res instanceof Promise) res.then(done, done);
+    else done();
+    return res;
+  };
+  const drain = () => {
+    draining = true;
+    if (inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+      idle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  };
+  return { handler: tracked, drain };
+}

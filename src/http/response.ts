@@ -1,0 +1,108 @@
+/**
+ * Response builders: every answer of the contract is JSON with one exact
+ * content type, so the common bodies are encoded once at start-up and reused
+ * for every response.
+ * @module
+ */
+
+/**
+ * The one content type every JSON response carries.
+ *
+ * @example Checking an answer
+ * ```ts
+ * import { createQuoteService, JSON_CONTENT_TYPE } from "@lms/light-messaging";
+ * const res = await createQuoteService()(new Request("http://localhost/quote"));
+ * console.assert(res.headers.get("content-type") === JSON_CONTENT_TYPE);
+ * ```
+ */
+export const JSON_CONTENT_TYPE = "application/json; charset=UTF-8";
+
+/**
+ * A location of an error entry: the URL (path and query) or the request body.
+ *
+ * @example Entries about the body
+ * ```ts
+ * import type { ErrorEntry, ErrorLocation } from "@lms/light-messaging";
+ * const where: ErrorLocation = "body";
+ * const entry: ErrorEntry = { location: where, name: "text", description: "Missing text" };
+ * ```
+ */
+export type ErrorLocation = "url" | "body";
+
+/**
+ * One validation failure, as the contract's 400 envelope lists it.
+ *
+ * @example An entry
+ * ```ts
+ * import type { ErrorEntry } from "@lms/light-messaging";
+ * const entry: ErrorEntry = { location: "url", name: "name", description: "This user exists!" };
+ * ```
+ */
+export interface ErrorEntry {
+  /** Where the offending value was found. */
+  location: ErrorLocation;
+  /** The offending field. */
+  name: string;
+  /** A sentence a person can read. */
+  description: string;
+}
+
+const encoder = new TextEncoder();
+
+/** Encodes a value as JSON bytes once, for bodies sent many times. */
+export function encodeJson(value: unknown): Uint8Array<ArrayBuffer> {
+  return encoder.encode(JSON.stringify(value));
+}
+
+/** Answers `status` with a body that is already JSON text or bytes. */
+export function jsonResponse(
+  body: string | Uint8Array<ArrayBuffer> | null,
+  status = 200,
+  extraHeaders?: Record<string, string>,
+): Response {
+  const headers = extraHeaders
+    ? { "content-type": JSON_CONTENT_TYPE, ...extraHeaders }
+    : { "content-type": JSON_CONTENT_TYPE };
+  return new Response(body, { status, headers });
+}
+
+/** Answers 200 with `value` serialized as JSON. */
+export function ok(value: unknown): Response {
+  return jsonResponse(JSON.stringify(value));
+}
+
+/** Answers with the contract's error envelope: `{"status":"error","errors":[...]}`. */
+export function errorResponse(
+  errors: readonly ErrorEntry[],
+  status = 400,
+  extraHeaders?: Record<string, string>,
+): Response {
+  return jsonResponse(
+    JSON.stringify({ status: "error", errors }),
+    status,
+    extraHeaders,
+  );
+}
+
+/** The statuses answered with a fixed `{status, message}` body. */
+export type FixedStatus = 401 | 404 | 405 | 500 | 503;
+
+const statusMessages: Record<FixedStatus, string> = {
+  401: "Unauthorized",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+const statusBodies = new Map<number, Uint8Array<ArrayBuffer>>();
+for (const [code, message] of Object.entries(statusMessages)) {
+  statusBodies.set(Number(code), encodeJson({ status: Number(code), message }));
+}
+
+/** Answers `{"status": N, "message": "..."}` for 401, 404, 405, 500 or 503. */
+export function statusResponse(
+  status: FixedStatus,
+  extraHeaders?: Record<string, string>,
+): Response {
+  return jsonResponse(statusBodies.get(status)!, status, extraHeaders);
+}

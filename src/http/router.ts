@@ -1,0 +1,147 @@
+/**
+ * Routing as data: a table from path to method to handler. 404, 405 with its
+ * `Allow` header, `HEAD` and the mapping of faults to answers all follow from
+ * the table, so a service only lists what it serves.
+ * @module
+ */
+
+import { HttpError } from "./http_error.ts";
+import { statusResponse } from "./response.ts";
+
+/**
+ * A service: a plain function from `Request` to `Response`.
+ *
+ * @example Serving a handler
+ * ```ts
+ * import { createHandler, type Handler } from "@lms/light-messaging";
+ * const handler: Handler = createHandler({ service: "quote" });
+ * const res = await handler(new Request("http://localhost/quote"));
+ * console.assert(res.status === 200);
+ * ```
+ */
+export type Handler = (req: Request) => Response | Promise<Response>;
+
+/** The methods a route may serve; `HEAD` is derived from `GET`. */
+export type Method = "GET" | "POST" | "DELETE";
+
+/** The route table: path, then method, then handler. */
+export type Routes = Record<string, Partial<Record<Method, Handler>>>;
+
+/**
+ * Called with a fault no handler expected, before it is answered 500.
+ *
+ * @example Counting faults
+ * ```ts
+ * import { createHandler, type FaultLogger } from "@lms/light-messaging";
+ * let faults = 0;
+ * const logFault: FaultLogger = () => faults++;
+ * createHandler({ logFault });
+ * ```
+ */
+export type FaultLogger = (error: unknown, req: Request) => void;
+
+/**
+ * Maps an error that is not an {@linkcode HttpError} to its answer, or
+ * `undefined` when it is a fault (answered 500 and logged).
+ */
+export type ErrorMapper = (error: unknown) => Response | undefined;
+
+interface CompiledRoute {
+  methods: Map<string, Handler>;
+  allow: string;
+}
+
+/** Returns the path of an absolute request URL without building a `URL`. */
+export function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+}
+
+/** `HEAD` answers what `GET` would, headers and body length included, with no body. */
+function headOf(get: Handler): Handler {
+  return async (req) => {
+    const res = await get(req);
+    const length = (await res.arrayBuffer()).byteLength;
+    const headers = new Headers(res.headers);
+    headers.set("content-length", String(length));
+    return new Response(null, { status: res.status, headers });
+  };
+}
+
+function compile(methods: Partial<Record<Method, Handler>>): CompiledRoute {
+  const table = new Map<string, Handler>(
+    Object.entries(methods) as [Method, Handler][],
+  );
+  const get = table.get("GET");
+  if (get) table.set("HEAD", headOf(get));
+  return { methods: table, allow: [...table.keys()].sort().join(", ") };
+}
+
+function defaultFaultLogger(error: unknown, req: Request): void {
+  console.error(
+    `fault in ${req.method} ${pathOf(req.url)}:`,
+    error instanceof Error ? error.stack : error,
+  );
+}
+
+/** Options of {@linkcode createRouter}. */
+export interface RouterOptions {
+  /** Where unexpected faults are reported; the client only ever sees a bare 500. */
+  logFault?: FaultLogger;
+  /** Answers errors of other layers that are not faults, such as a store that cannot be reached. */
+  mapError?: ErrorMapper;
+}
+
+/**
+ * Joins route tables into one; a path served twice is a mistake, not an
+ * override, so it throws.
+ */
+export function mergeRoutes(...tables: Routes[]): Routes {
+  const merged: Routes = {};
+  for (const table of tables) {
+    for (const [path, methods] of Object.entries(table)) {
+      if (Object.hasOwn(merged, path)) {
+        throw new Error(`two services serve the path ${path}`);
+      }
+      merged[path] = methods;
+    }
+  }
+  return merged;
+}
+
+/** Builds one handler from a route table. */
+export function createRouter(
+  routes: Routes,
+  options: RouterOptions = {},
+): Handler {
+  const logFault = options.logFault ?? defaultFaultLogger;
+  const table = new Map<string, CompiledRoute>();
+  for (const [path, methods] of Object.entries(routes)) {
+    table.set(path, compile(methods));
+  }
+  const notFound = () => statusResponse(404);
+  const mapError = options.mapError ?? (() => undefined);
+  const fail = (error: unknown, req: Request): Response => {
+    if (error instanceof HttpError) return error.getResponse();
+    const mapped = mapError(error);
+    if (mapped !== undefined) return mapped;
+    logFault(error, req);
+    return statusResponse(500);
+  };
+  return (req) => {
+    const route = table.get(pathOf(req.url));
+    if (route === undefined) return notFound();
+    const handler = route.methods.get(req.method);
+    if (handler === undefined) {
+      return statusResponse(405, { allow: route.allow });
+    }
+    try {
+      const res = handler(req);
+      return res instanceof Promise ? res.catch((e) => fail(e, req)) : res;
+    } catch (error) {
+      return fail(error, req);
+    }
+  };
+}

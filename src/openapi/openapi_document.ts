@@ -1,0 +1,404 @@
+/**
+ * The OpenAPI 3.1 description of both services, built as data from the
+ * contract, served at `GET /openapi.json` and written to a file by
+ * `deno task openapi`.
+ * @module
+ */
+
+import { JSON_CONTENT_TYPE } from "../http/response.ts";
+import type { ServiceName } from "../services/service_names.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "../services/service_options.ts";
+import { DEFAULT_LIMITS } from "../store/store.ts";
+import pkg from "../../deno.json" with { type: "json" };
+
+/**
+ * A JSON object: the document and its parts.
+ *
+ * @example Reading the paths
+ * ```ts
+ * import { type JsonObject, openApiDocument } from "@lms/light-messaging";
+ * const paths = openApiDocument().paths as JsonObject;
+ * console.assert("/quote" in paths);
+ * ```
+ */
+export type JsonObject = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const response = (ref: string) => ({ $ref: `#/components/responses/${ref}` });
+
+/** A JSON answer of the contract, with its one content type. */
+function json(
+  description: string,
+  schema: JsonObject,
+  examples?: JsonObject,
+): JsonObject {
+  const media: JsonObject = { schema };
+  if (examples) {
+    media.examples = Object.fromEntries(
+      Object.entries(examples).map(([k, value]) => [k, { value }]),
+    );
+  }
+  return { description, content: { [JSON_CONTENT_TYPE]: media } };
+}
+
+/** A 400-style envelope answer, with one example per error entry it may list. */
+function refused(
+  description: string,
+  entries: Record<string, [string, string, string]>,
+): JsonObject {
+  return json(
+    description,
+    ref("ErrorEnvelope"),
+    Object.fromEntries(
+      Object.entries(entries).map(([k, [location, name, text]]) => [k, {
+        status: "error",
+        errors: [{ location, name, description: text }],
+      }]),
+    ),
+  );
+}
+
+const rawText = (description: string, example: string) => ({
+  required: false,
+  description,
+  content: {
+    "text/plain; charset=UTF-8": {
+      schema: { type: "string" },
+      example,
+    },
+  },
+});
+
+const auth = [{ messagingToken: [] }];
+
+/** What any call may answer when something goes wrong on the server's side. */
+const FAULTS = {
+  500: response("InternalServerError"),
+  503: response("ServiceUnavailable"),
+};
+
+const nameRefusals: Record<string, [string, string, string]> = {
+  empty: ["body", "name", "Name must not be empty"],
+  dash: [
+    "body",
+    "name",
+    "Name must not contain '-': the token header is split at its first '-'",
+  ],
+};
+
+const messagingPaths: JsonObject = {
+  "/users": {
+    post: {
+      operationId: "register",
+      summary: "Register a name and get its token",
+      requestBody: rawText("The name, as raw UTF-8 text.", "José"),
+      responses: {
+        200: json("Registered.", ref("Token"), {
+          registered: {
+            token: "José-3f0c1e5a9b7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e",
+          },
+        }),
+        400: refused(
+          "The name is taken, or cannot authenticate: empty; containing `-` or a control character; leading or trailing white space; over 64 code points; not valid UTF-8.",
+          {
+            exists: ["url", "name", "This user exists!"],
+            ...nameRefusals,
+          },
+        ),
+        413: response("PayloadTooLarge"),
+        ...FAULTS,
+        503: json(
+          "The user limit (`--max-users`) is reached (the 400-style envelope), or the shared store is unreachable (`{status, message}`).",
+          { oneOf: [ref("ErrorEnvelope"), ref("StatusMessage")] },
+          {
+            full: {
+              status: "error",
+              errors: [{
+                location: "body",
+                name: "name",
+                description:
+                  "No more users can register: the user limit is reached",
+              }],
+            },
+            unavailable: { status: 503, message: "Service Unavailable" },
+          },
+        ),
+      },
+    },
+    get: {
+      operationId: "listUsers",
+      summary: "Every registered name, in registration order",
+      security: auth,
+      responses: {
+        200: json("The names.", ref("Users"), {
+          users: { users: ["José", "alice"] },
+        }),
+        401: response("Unauthorized"),
+        ...FAULTS,
+      },
+    },
+    delete: {
+      operationId: "unregister",
+      summary: "Unregister; the token stops working and the name is free",
+      security: auth,
+      responses: {
+        200: json("Unregistered.", ref("Goodbye"), {
+          goodbye: { Goodbye: "José" },
+        }),
+        401: response("Unauthorized"),
+        ...FAULTS,
+      },
+    },
+  },
+  "/": {
+    get: {
+      operationId: "newestMessages",
+      summary: "The 5 newest messages, newest first",
+      responses: {
+        200: json("At most 5 messages.", ref("Messages"), {
+          messages: {
+            0: { text: "ho", color: "red", user: "alice" },
+            1: { text: "hi", mood: "good", color: "black", user: "alice" },
+          },
+        }),
+        ...FAULTS,
+      },
+    },
+    post: {
+      operationId: "postMessage",
+      summary: "Post a message as the authenticated user",
+      description:
+        "Checks run in this order and stop at the first failure: valid JSON, an object with `text`, `text` a string, `color` `red` or `black` when present. `color` defaults to `black`, `user` is set to the poster, every other field is kept.",
+      security: auth,
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: ref("NewMessage"),
+            example: { text: "hi", color: "red", mood: "good" },
+          },
+        },
+      },
+      responses: {
+        200: json("Added.", ref("Added"), { added: { status: "added" } }),
+        400: refused("The message failed a check.", {
+          notJson: ["body", "message", "Not valid JSON"],
+          noText: ["body", "text", "Missing text"],
+          textNotString: ["body", "text", "text must be a string"],
+          badColor: ["body", "color", "only red and black supported"],
+        }),
+        401: response("Unauthorized"),
+        413: response("PayloadTooLarge"),
+        ...FAULTS,
+      },
+    },
+  },
+};
+
+const quotePaths: JsonObject = {
+  "/quote": {
+    get: {
+      operationId: "getQuote",
+      summary: "The quote",
+      responses: {
+        200: json("The quote, as a JSON string.", ref("Quote"), {
+          initial: "Not set, yet !",
+        }),
+        ...FAULTS,
+      },
+    },
+    post: {
+      operationId: "setQuote",
+      summary: "Replace the quote",
+      description:
+        "Both checks run: the first character must be ASCII `A`–`Z`, the last `.`, `?` or `!`.",
+      requestBody: rawText(
+        "The new quote, as raw UTF-8 text.",
+        "Hello, world!",
+      ),
+      responses: {
+        200: json("Replaced.", { type: "null" }, { replaced: null }),
+        400: refused("The quote failed a check, or both.", {
+          majuscule: ["body", "quote", "Does not start with a majuscule"],
+          end: ["body", "quote", "Does not end properly"],
+          utf8: ["body", "quote", "Quote is not valid UTF-8"],
+        }),
+        413: response("PayloadTooLarge"),
+        ...FAULTS,
+      },
+    },
+  },
+};
+
+const pathsOf: Record<ServiceName, JsonObject> = {
+  messaging: messagingPaths,
+  quote: quotePaths,
+};
+
+const statusMessage = (status: number, message: string, description: string) =>
+  json(description, ref("StatusMessage"), {
+    [String(status)]: { status, message },
+  });
+
+const components: JsonObject = {
+  securitySchemes: {
+    messagingToken: {
+      type: "apiKey",
+      in: "header",
+      name: "X-Messaging-Token",
+      description:
+        "`<name>-<token>` as `POST /users` returned it, sent as UTF-8 bytes; split at its first `-`.",
+    },
+  },
+  schemas: {
+    Token: {
+      type: "object",
+      required: ["token"],
+      additionalProperties: false,
+      properties: {
+        token: { type: "string", pattern: "^[^-]+-[0-9a-f]{40}$" },
+      },
+    },
+    Users: {
+      type: "object",
+      required: ["users"],
+      additionalProperties: false,
+      properties: { users: { type: "array", items: { type: "string" } } },
+    },
+    Goodbye: {
+      type: "object",
+      required: ["Goodbye"],
+      additionalProperties: false,
+      properties: { Goodbye: { type: "string" } },
+    },
+    NewMessage: {
+      type: "object",
+      required: ["text"],
+      properties: {
+        text: { type: "string" },
+        color: { enum: ["red", "black"], default: "black" },
+      },
+      additionalProperties: true,
+    },
+    Message: {
+      type: "object",
+      required: ["text", "color", "user"],
+      properties: {
+        text: { type: "string" },
+        color: { enum: ["red", "black"] },
+        user: { type: "string", description: "The poster's name." },
+      },
+      additionalProperties: true,
+    },
+    Messages: { type: "array", maxItems: 5, items: ref("Message") },
+    Added: {
+      type: "object",
+      required: ["status"],
+      additionalProperties: false,
+      properties: { status: { const: "added" } },
+    },
+    Quote: { type: "string" },
+    ErrorEntry: {
+      type: "object",
+      required: ["location", "name", "description"],
+      additionalProperties: false,
+      properties: {
+        location: { enum: ["url", "body"] },
+        name: { type: "string" },
+        description: { type: "string" },
+      },
+    },
+    ErrorEnvelope: {
+      type: "object",
+      required: ["status", "errors"],
+      additionalProperties: false,
+      properties: {
+        status: { const: "error" },
+        errors: { type: "array", minItems: 1, items: ref("ErrorEntry") },
+      },
+    },
+    StatusMessage: {
+      type: "object",
+      required: ["status", "message"],
+      additionalProperties: false,
+      properties: {
+        status: { type: "integer" },
+        message: { type: "string" },
+      },
+    },
+  },
+  responses: {
+    Unauthorized: statusMessage(
+      401,
+      "Unauthorized",
+      "The token header is missing, has no `-`, names no user, or carries another token.",
+    ),
+    PayloadTooLarge: refused(
+      `The body is over \`--max-body-bytes\` (default ${DEFAULT_MAX_BODY_BYTES}).`,
+      {
+        tooLarge: [
+          "body",
+          "body",
+          `Request body is larger than the limit of ${DEFAULT_MAX_BODY_BYTES} bytes`,
+        ],
+      },
+    ),
+    InternalServerError: statusMessage(
+      500,
+      "Internal Server Error",
+      "An unexpected fault; logged on the server.",
+    ),
+    ServiceUnavailable: statusMessage(
+      503,
+      "Service Unavailable",
+      "The shared store (Redis) is unreachable, or the server is stopping.",
+    ),
+  },
+};
+
+/**
+ * The OpenAPI 3.1 document of `services`.
+ *
+ * @example Describing the quote service alone
+ * ```ts
+ * import { openApiDocument } from "@lms/light-messaging";
+ * const document = openApiDocument(["quote"]);
+ * console.assert(document.openapi === "3.1.0");
+ * ```
+ */
+export function openApiDocument(
+  services: readonly ServiceName[] = ["messaging", "quote"],
+): JsonObject {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Light messaging and quote services",
+      version: pkg.version,
+      license: { name: pkg.license, identifier: pkg.license },
+      description:
+        `Every answer is JSON with \`Content-Type: ${JSON_CONTENT_TYPE}\`. ` +
+        "An unknown path is 404 and a method a path does not serve is 405 with an `Allow` header, " +
+        'both as `{"status": N, "message": "..."}`. `HEAD` is served wherever `GET` is. ' +
+        "No error changes state. " +
+        `The service keeps the newest \`--history\` messages (default ${DEFAULT_LIMITS.history}) ` +
+        `and at most \`--max-users\` users (default ${DEFAULT_LIMITS.maxUsers}).`,
+    },
+    servers: [{ url: "http://localhost:8000" }],
+    paths: Object.assign(
+      {},
+      ...services.map((s) => pathsOf[s]),
+      {
+        "/openapi.json": {
+          get: {
+            operationId: "openApi",
+            summary: "This document",
+            responses: {
+              200: json("The OpenAPI document.", { type: "object" }),
+            },
+          },
+        },
+      },
+    ),
+    components,
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * The program's options, parsed in one place: from flags for `main.ts`, from
+ * `LMS_*` environment variables for the `deno serve` entry.
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import type { ServiceSelection } from "../services/service_names.ts";
+import { isStoreSpec } from "../store/open_store.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "../services/service_options.ts";
+import { DEFAULT_LIMITS } from "../store/store.ts";
+
+/** The `--help` text. */
+export const USAGE = `Usage: deno task start [flags]
+
+Serves the messaging service (/users, /) and the quote service (/quote),
+with their OpenAPI description at /openapi.json.
+
+Flags:
+  --service=all|messaging|quote  which services to serve (default: all)
+  --port=N            port to listen on; 0 picks a free one (default: $PORT, else 8000)
+  --hostname=H        address to listen on (default: 0.0.0.0)
+  --max-body-bytes=N  largest request body read, in bytes (default: ${DEFAULT_MAX_BODY_BYTES})
+  --history=N         messages kept, at least 5 (default: ${DEFAULT_LIMITS.history})
+  --max-users=N       users registered at once (default: ${DEFAULT_LIMITS.maxUsers})
+  --store=S           memory, or redis://HOST:PORT[/DB] to share state between
+                      processes (default: $LMS_STORE, else memory)
+  --redis-prefix=P    prefix of every Redis key (default: lms:)
+  --quiet             no request log on standard error
+  --help              show this help and exit
+`;
+
+/** Everything the program is configured with. */
+export interface Config {
+  service: ServiceSelection;
+  port: number;
+  hostname: string;
+  maxBodyBytes: number;
+  history: number;
+  maxUsers: number;
+  store: string;
+  redisPrefix: string;
+  quiet: boolean;
+  help: boolean;
+}
+
+/** A flag or value the program cannot start with; exits 2. */
+export class UsageError extends Error {}
+
+function wholeNumber(
+  flag: string,
+  raw: string,
+  min: number,
+  max: number,
+): number {
+  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) {
+    throw new UsageError(
+      `${flag} must be a whole number from ${min} to ${max} (got "${raw}")`,
+    );
+  }
+  return value;
+}
+
+/** Parses flags, with `PORT` and `LMS_STORE` from `env` as fallbacks; throws {@linkcode UsageError}. */
+export function parseFlags(
+  args: string[],
+  env: (name: string) => string | undefined,
+): Config {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        service: { type: "string", default: "all" },
+        port: { type: "string" },
+        hostname: { type: "string", default: "0.0.0.0" },
+        "max-body-bytes": {
+          type: "string",
+          default: String(DEFAULT_MAX_BODY_BYTES),
+        },
+        history: { type: "string", default: String(DEFAULT_LIMITS.history) },
+        "max-users": {
+          type: "string",
+          default: String(DEFAULT_LIMITS.maxUsers),
+        },
+        store: { type: "string" },
+        "redis-prefix": { type: "string", default: "lms:" },
+        quiet: { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const service = values.service;
+  if (service !== "all" && service !== "messaging" && service !== "quote") {
+    throw new UsageError(
+      `--service must be all, messaging or quote (got "${service}")`,
+    );
+  }
+  if (values.hostname === "") throw new UsageError("--hostname is empty");
+  const envPort = values.port === undefined ? env("PORT") : undefined;
+  const port = values.port !== undefined
+    ? wholeNumber("--port", values.port, 0, 65535)
+    : envPort
+    ? wholeNumber("PORT", envPort, 0, 65535)
+    : 8000;
+  const store = values.store ?? env("LMS_STORE") ?? "memory";
+  if (!isStoreSpec(store)) {
+    throw new UsageError(
+      `--store must be memory or a redis:// URL (got "${store}")`,
+    );
+  }
+  return {
+    service,
+    port,
+    store,
+    redisPrefix: values["redis-prefix"],
+    hostname: values.hostname,
+    maxBodyBytes: wholeNumber(
+      "--max-body-bytes",
+      values["max-body-bytes"],
+      1,
+      2 ** 30,
+    ),
+    history: wholeNumber("--history", values.history, 5, 10_000_000),
+    maxUsers: wholeNumber("--max-users", values["max-users"], 1, 100_000_000),
+    quiet: values.quiet,
+    help: values.help,
+  };
+}
+
+/** An environment variable, or `undefined` when unset or not permitted. */
+export function readEnv(name: string): string | undefined {
+  const state = Deno.permissions.querySync({ name: "env", variable: name });
+  return state.state === "granted" ? Deno.env.get(name) : undefined;
+}
+
+/** The flags named by `LMS_*` variables, for the `deno serve` entry, which takes no flags; throws {@linkcode UsageError}. */
+export function flagsFromEnv(
+  env: (name: string) => string | undefined,
+): string[] {
+  const flags: string[] = [];
+  for (
+    const flag of [
+      "service",
+      "max-body-bytes",
+      "history",
+      "max-users",
+      "redis-prefix",
+    ]
+  ) {
+    const value = env(`LMS_${flag.toUpperCase().replaceAll("-", "_")}`);
+    if (value !== undefined) flags.push(`--${flag}=${value}`);
+  }
+  const quiet = env("LMS_QUIET");
+  if (quiet !== undefined && quiet !== "0" && quiet !== "1") {
+    throw new UsageError(`LMS_QUIET must be 0 or 1 (got "${quiet}")`);
+  }
+  if (quiet === "1") flags.push("--quiet");
+  return flags;
+}

@@ -1,0 +1,88 @@
+/**
+ * The `X-Messaging-Token` check, in one place: `<name>-<token>`, split at the
+ * first `-`, the name decoded from the header's UTF-8 bytes, the token
+ * compared in constant time.
+ * @module
+ */
+
+import { decodeUtf8 } from "../http/body.ts";
+import type { Awaitable, Store } from "../store/store.ts";
+
+/** The header that carries the credential. */
+export const TOKEN_HEADER = "x-messaging-token";
+
+/** A credential as sent: the name and the token it claims. */
+export interface Credential {
+  /** The user name, decoded from UTF-8. */
+  name: string;
+  /** The 40-hex-digit token. */
+  token: string;
+}
+
+/**
+ * Decodes a header value to text. Header values reach the handler as one
+ * character per byte, so a name sent as UTF-8 (as curl and browsers send it)
+ * must be put back together from those bytes.
+ */
+function decodeHeader(value: string): string | null {
+  let ascii = true;
+  for (let i = 0; i < value.length; i++) {
+    if (value.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return value;
+  const bytes = new Uint8Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code > 0xff) return null;
+    bytes[i] = code;
+  }
+  return decodeUtf8(bytes);
+}
+
+/** Splits a header value into name and token, or `null` when it has no `-` or bad bytes. */
+export function parseCredential(header: string | null): Credential | null {
+  if (header === null) return null;
+  const dash = header.indexOf("-");
+  if (dash === -1) return null;
+  const name = decodeHeader(header.slice(0, dash));
+  if (name === null) return null;
+  return { name, token: header.slice(dash + 1) };
+}
+
+/**
+ * Compares two strings in time that depends only on their lengths, so a
+ * caller cannot learn a token a character at a time from response timing.
+ */
+export function timingSafeEqual(a: string, b: string): boolean {
+  const length = Math.max(a.length, b.length);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < length; i++) {
+    diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  }
+  return diff === 0;
+}
+
+function check(
+  credential: Credential,
+  stored: string | undefined,
+): Credential | null {
+  return stored !== undefined && timingSafeEqual(stored, credential.token)
+    ? credential
+    : null;
+}
+
+/** The credential of `req` when it names a registered user with that user's token, else `null`. */
+export function authenticate(
+  req: Request,
+  store: Store,
+): Awaitable<Credential | null> {
+  const credential = parseCredential(req.headers.get(TOKEN_HEADER));
+  if (credential === null) return null;
+  const stored = store.tokenOf(credential.name);
+  return stored instanceof Promise
+    ? stored.then((token) => check(credential, token))
+    : check(credential, stored);
+}

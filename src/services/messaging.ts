@@ -1,0 +1,126 @@
+/**
+ * The messaging service: users register a name for a token (`/users`), and
+ * with it list users, unregister and post messages (`/`); anyone reads the
+ * newest five messages.
+ * @module
+ */
+
+import { readText } from "../http/body.ts";
+import { lastValueCache } from "../http/last_value_cache.ts";
+import {
+  encodeJson,
+  errorResponse,
+  jsonResponse,
+  ok,
+  statusResponse,
+} from "../http/response.ts";
+import { createRouter, type Handler, type Routes } from "../http/router.ts";
+import { MemoryStore } from "../store/memory_store.ts";
+import { authenticate } from "./auth.ts";
+import { checkMessage } from "./message_check.ts";
+import { resolveMaxBodyBytes, type ServiceOptions } from "./service_options.ts";
+import { mapStoreError } from "./store_errors.ts";
+import { newToken } from "./token.ts";
+import { nameError, nameProblem } from "./user_name.ts";
+
+/** How many messages `GET /` answers with. */
+export const NEWEST_COUNT = 5;
+
+const ADDED_BODY = encodeJson({ status: "added" });
+const encoder = new TextEncoder();
+
+const unauthorized = () => statusResponse(401);
+
+/** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
+export function messagingRoutes(options: ServiceOptions = {}): Routes {
+  const store = options.store ?? new MemoryStore();
+  const maxBodyBytes = resolveMaxBodyBytes(options);
+  const messagesBody = lastValueCache((json: string) => encoder.encode(json));
+  const answerMessages = (json: string) => jsonResponse(messagesBody(json));
+  // The store hands back the same list until it changes, so its JSON is
+  // built once per change rather than once per request.
+  const usersBody = lastValueCache((users: readonly string[]) =>
+    encodeJson({ users })
+  );
+
+  async function register(req: Request): Promise<Response> {
+    const name = await readText(req, maxBodyBytes);
+    if (name === null) {
+      return errorResponse([nameError("Name is not valid UTF-8")]);
+    }
+    const problem = nameProblem(name);
+    if (problem !== null) return errorResponse([nameError(problem)]);
+    const token = newToken();
+    switch (await store.registerUser(name, token)) {
+      case "registered":
+        return jsonResponse(`{"token":${JSON.stringify(`${name}-${token}`)}}`);
+      case "exists":
+        return errorResponse([
+          { location: "url", name: "name", description: "This user exists!" },
+        ]);
+      case "full":
+        return errorResponse(
+          [nameError("No more users can register: the user limit is reached")],
+          503,
+        );
+    }
+  }
+
+  async function listUsers(req: Request): Promise<Response> {
+    if ((await authenticate(req, store)) === null) return unauthorized();
+    return jsonResponse(usersBody(await store.listUsers()));
+  }
+
+  async function unregister(req: Request): Promise<Response> {
+    const user = await authenticate(req, store);
+    // The token is checked again as the user is removed, so a request
+    // racing a re-registration cannot remove the new user.
+    if (user === null || !(await store.removeUser(user.name, user.token))) {
+      return unauthorized();
+    }
+    return ok({ Goodbye: user.name });
+  }
+
+  function readMessages(): Response | Promise<Response> {
+    const json = store.newestMessages(NEWEST_COUNT);
+    return json instanceof Promise
+      ? json.then(answerMessages)
+      : answerMessages(json);
+  }
+
+  async function postMessage(req: Request): Promise<Response> {
+    const user = await authenticate(req, store);
+    if (user === null) return unauthorized();
+    const check = checkMessage(await readText(req, maxBodyBytes), user.name);
+    if (!check.ok) return errorResponse(check.errors);
+    await store.addMessage(JSON.stringify(check.message));
+    return jsonResponse(ADDED_BODY);
+  }
+
+  return {
+    "/users": { POST: register, GET: listUsers, DELETE: unregister },
+    "/": { GET: readMessages, POST: postMessage },
+  };
+}
+
+/**
+ * Builds the messaging service as one handler.
+ *
+ * @example Registering and posting without a socket
+ * ```ts
+ * import { createMessagingService } from "@lms/light-messaging";
+ * const messaging = createMessagingService();
+ * const res = await messaging(
+ *   new Request("http://localhost/users", { method: "POST", body: "alice" }),
+ * );
+ * const { token } = await res.json();
+ * await messaging(new Request("http://localhost/", {
+ *   method: "POST",
+ *   headers: { "x-messaging-token": token },
+ *   body: JSON.stringify({ text: "Hello" }),
+ * }));
+ * ```
+ */
+export function createMessagingService(options: ServiceOptions = {}): Handler {
+  return createRouter(messagingRoutes(options), { mapError: mapStoreError });
+}

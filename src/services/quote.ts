@@ -1,0 +1,65 @@
+/**
+ * The quote service: `GET /quote` reads the one quote, `POST /quote` replaces
+ * it with raw text that starts with a capital A–Z and ends with `.`, `?` or `!`.
+ * @module
+ */
+
+import { readText } from "../http/body.ts";
+import { lastValueCache } from "../http/last_value_cache.ts";
+import { encodeJson, errorResponse, jsonResponse } from "../http/response.ts";
+import { createRouter, type Handler, type Routes } from "../http/router.ts";
+import { MemoryStore } from "../store/memory_store.ts";
+import { quoteErrors } from "./quote_check.ts";
+import { resolveMaxBodyBytes, type ServiceOptions } from "./service_options.ts";
+import { mapStoreError } from "./store_errors.ts";
+
+const NULL_BODY = encodeJson(null);
+
+/** The quote service's route table, for composing with other services. */
+export function quoteRoutes(options: ServiceOptions = {}): Routes {
+  const store = options.store ?? new MemoryStore();
+  const maxBodyBytes = resolveMaxBodyBytes(options);
+  const quoteBody = lastValueCache(encodeJson);
+  const answer = (quote: string) => jsonResponse(quoteBody(quote));
+
+  return {
+    "/quote": {
+      GET() {
+        const quote = store.getQuote();
+        return quote instanceof Promise ? quote.then(answer) : answer(quote);
+      },
+      async POST(req) {
+        const text = await readText(req, maxBodyBytes);
+        if (text === null) {
+          return errorResponse([{
+            location: "body",
+            name: "quote",
+            description: "Quote is not valid UTF-8",
+          }]);
+        }
+        const errors = quoteErrors(text);
+        if (errors.length > 0) return errorResponse(errors);
+        await store.setQuote(text);
+        return jsonResponse(NULL_BODY);
+      },
+    },
+  };
+}
+
+/**
+ * Builds the quote service as one handler.
+ *
+ * @example Replacing the quote without a socket
+ * ```ts
+ * import { createQuoteService } from "@lms/light-messaging";
+ * const quote = createQuoteService();
+ * await quote(
+ *   new Request("http://localhost/quote", { method: "POST", body: "Hi!" }),
+ * );
+ * const res = await quote(new Request("http://localhost/quote"));
+ * console.assert(await res.json() === "Hi!");
+ * ```
+ */
+export function createQuoteService(options: ServiceOptions = {}): Handler {
+  return createRouter(quoteRoutes(options), { mapError: mapStoreError });
+}

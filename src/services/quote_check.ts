@@ -1,0 +1,28 @@
+/**
+ * The quote's format check: a capital A–Z first, `.`, `?` or `!` last.
+ * @module
+ */
+
+import type { ErrorEntry } from "../http/response.ts";
+
+/** The format errors of a proposed quote, in the contract's order; empty when it passes. */
+export function quoteErrors(text: string): ErrorEntry[] {
+  const errors: ErrorEntry[] = [];
+  const first = text.charCodeAt(0);
+  if (!(first >= 0x41 && first <= 0x5a)) {
+    errors.push({
+      location: "body",
+      name: "quote",
+      description: "Does not start with a majuscule",
+    });
+  }
+  const last = text.at(-1);
+  if (last !== "." && last !== "?" && last !== "!") {
+    errors.push({
+      location: "body",
+      name: "quote",
+      description: "Does not end properly",
+    });
+  }
+  return errors;
+}

@@ -1,0 +1,100 @@
+/**
+ * The default store: state in this process's memory, lost on restart as the
+ * contract says. Messages live in a fixed-size ring, so inserting costs the
+ * same at any count and memory stops growing at the history bound.
+ * @module
+ */
+
+import {
+  INITIAL_QUOTE,
+  type RegisterResult,
+  resolveLimits,
+  type Store,
+  type StoreLimits,
+} from "./store.ts";
+import { Ring } from "./ring.ts";
+
+/**
+ * Keeps users, messages and the quote in memory.
+ *
+ * @example A store with a longer history
+ * ```ts
+ * import { createHandler, MemoryStore } from "@lms/light-messaging";
+ * const store = new MemoryStore({ history: 1000, maxUsers: 10 });
+ * const handler = createHandler({ store });
+ * ```
+ */
+export class MemoryStore implements Store {
+  #users = new Map<string, string>();
+  #userList: readonly string[] | undefined;
+  #messages: Ring;
+  #maxUsers: number;
+  #quote = INITIAL_QUOTE;
+  // GET / is the hottest read and changes only on a post, so its answer is
+  // built once per post, not once per request.
+  #newestJson = new Map<number, string>();
+
+  /** Makes an empty store with the given limits. */
+  constructor(limits: StoreLimits = {}) {
+    const { history, maxUsers } = resolveLimits(limits);
+    this.#messages = new Ring(history);
+    this.#maxUsers = maxUsers;
+  }
+
+  /** Stores the user unless taken or full. */
+  registerUser(name: string, token: string): RegisterResult {
+    if (this.#users.has(name)) return "exists";
+    if (this.#users.size >= this.#maxUsers) return "full";
+    this.#users.set(name, token);
+    this.#userList = undefined;
+    return "registered";
+  }
+
+  /** The token of `name`, if registered. */
+  tokenOf(name: string): string | undefined {
+    return this.#users.get(name);
+  }
+
+  /** Removes `name` while its token is still `token`. */
+  removeUser(name: string, token: string): boolean {
+    if (this.#users.get(name) !== token) return false;
+    this.#userList = undefined;
+    return this.#users.delete(name);
+  }
+
+  /** Names in registration order (a `Map` keeps insertion order), rebuilt only after a change. */
+  listUsers(): readonly string[] {
+    return this.#userList ??= [...this.#users.keys()];
+  }
+
+  /** Inserts a message as the newest. */
+  addMessage(message: string): void {
+    this.#messages.push(message);
+    this.#newestJson.clear();
+  }
+
+  /** The newest `limit` messages as JSON array text. */
+  newestMessages(limit: number): string {
+    let json = this.#newestJson.get(limit);
+    if (json === undefined) {
+      json = `[${this.#messages.newest(limit).join(",")}]`;
+      this.#newestJson.set(limit, json);
+    }
+    return json;
+  }
+
+  /** The current quote. */
+  getQuote(): string {
+    return this.#quote;
+  }
+
+  /** Replaces the quote. */
+  setQuote(quote: string): void {
+    this.#quote = quote;
+  }
+
+  /** Nothing to release. */
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * What the Redis store needs of a connection, in its own words. The store is
+ * written against this, and only `connection.ts`, loaded when a store
+ * connects, speaks node-redis: importing the store's module (and reading its
+ * documentation) never loads the client or its typings.
+ * @module
+ */
+
+import type { ScriptName } from "./scripts.ts";
+
+/** One connection to Redis; every command fails with `StoreUnavailableError` when Redis cannot answer. */
+export interface RedisConnection {
+  /** Whether the connection is up right now. */
+  readonly isReady: boolean;
+  /** Called on every (re)connection, after resubscribing. */
+  onReady(listener: () => void): void;
+  /** Runs one of the store's scripts. */
+  run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
+  /** `GET`. */
+  get(key: string): Promise<string | null>;
+  /** `HGET`. */
+  hGet(key: string, field: string): Promise<string | null>;
+  /** `LRANGE`. */
+  lRange(key: string, start: number, stop: number): Promise<string[]>;
+  /** `ZRANGE`. */
+  zRange(key: string, start: number, stop: number): Promise<string[]>;
+  /** `SUBSCRIBE`, kept across reconnections. */
+  subscribe(
+    channel: string,
+    listener: (message: string) => void,
+  ): Promise<void>;
+  /** Closes gracefully. */
+  close(): Promise<void>;
+}
+
+/** How a connection is opened. */
+export interface ConnectionOptions {
+  url: string;
+  connectTimeoutMs: number;
+  /** Told when the connection is lost or restored. */
+  report: (message: string) => void;
+}

@@ -1,0 +1,126 @@
+/**
+ * The one interface all state lives behind. Every operation is a single
+ * atomic step in meaning, so an implementation shared by many processes
+ * (Redis) stays consistent without locks in the services.
+ * @module
+ */
+
+/**
+ * A value now, or later: the memory store answers synchronously, Redis does not.
+ *
+ * @example Awaiting either
+ * ```ts
+ * import { type Awaitable, MemoryStore } from "@lms/light-messaging";
+ * const quote: Awaitable<string> = new MemoryStore().getQuote();
+ * console.log(await quote);
+ * ```
+ */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * The outcome of {@linkcode Store.registerUser}.
+ *
+ * @example Registering twice
+ * ```ts
+ * import { MemoryStore, type RegisterResult } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * const first: RegisterResult = await store.registerUser("ann", "t1"); // "registered"
+ * const again: RegisterResult = await store.registerUser("ann", "t2"); // "exists"
+ * ```
+ */
+export type RegisterResult = "registered" | "exists" | "full";
+
+/**
+ * Users, messages and the quote: the one interface all state lives behind.
+ *
+ * @example A store that counts its posts
+ * ```ts
+ * import { MemoryStore, type Store } from "@lms/light-messaging";
+ * class CountingStore extends MemoryStore implements Store {
+ *   posts = 0;
+ *   override addMessage(message: string): void {
+ *     this.posts++;
+ *     super.addMessage(message);
+ *   }
+ * }
+ * ```
+ */
+export interface Store {
+  /** Stores `token` for `name` unless the name is taken or the user limit is reached. */
+  registerUser(name: string, token: string): Awaitable<RegisterResult>;
+  /** The token stored for `name`, or `undefined` when it is not registered. */
+  tokenOf(name: string): Awaitable<string | undefined>;
+  /** Removes `name` only while its token is still `token`; `false` when it was not. */
+  removeUser(name: string, token: string): Awaitable<boolean>;
+  /** Every registered name, in registration order; the same array until the set changes. */
+  listUsers(): Awaitable<readonly string[]>;
+  /** Inserts a message (JSON object text) as the newest, dropping the oldest past the history bound. */
+  addMessage(message: string): Awaitable<void>;
+  /** The newest `limit` messages, newest first, as the text of a JSON array. */
+  newestMessages(limit: number): Awaitable<string>;
+  /** The current quote. */
+  getQuote(): Awaitable<string>;
+  /** Replaces the quote. */
+  setQuote(quote: string): Awaitable<void>;
+  /** Releases connections and timers; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/**
+ * Limits every store enforces.
+ *
+ * @example A small store
+ * ```ts
+ * import { MemoryStore, type StoreLimits } from "@lms/light-messaging";
+ * const limits: StoreLimits = { history: 10, maxUsers: 3 };
+ * new MemoryStore(limits);
+ * ```
+ */
+export interface StoreLimits {
+  /** How many messages are kept (at least 5). Default 100. */
+  history?: number;
+  /** How many users may be registered at once. Default 100,000. */
+  maxUsers?: number;
+}
+
+/** The contract's defaults for {@linkcode StoreLimits}. */
+export const DEFAULT_LIMITS: Required<StoreLimits> = {
+  history: 100,
+  maxUsers: 100_000,
+};
+
+/** Validates a limit shared by every store implementation. */
+export function resolveLimits(limits: StoreLimits): Required<StoreLimits> {
+  const resolved = { ...DEFAULT_LIMITS, ...limits };
+  if (!Number.isSafeInteger(resolved.history) || resolved.history < 5) {
+    throw new RangeError("history must be a whole number of at least 5");
+  }
+  if (!Number.isSafeInteger(resolved.maxUsers) || resolved.maxUsers < 1) {
+    throw new RangeError("maxUsers must be a whole number of at least 1");
+  }
+  return resolved;
+}
+
+/** The quote before anyone has set one. */
+export const INITIAL_QUOTE = "Not set, yet !";
+
+/**
+ * Thrown by a store whose backend cannot be reached; answered 503.
+ *
+ * @example A store that is down
+ * ```ts
+ * import { MemoryStore, StoreUnavailableError } from "@lms/light-messaging";
+ * class DownStore extends MemoryStore {
+ *   override getQuote(): string {
+ *     throw new StoreUnavailableError("the disk is on fire");
+ *   }
+ * }
+ * ```
+ */
+export class StoreUnavailableError extends Error {
+  /** Wraps the backend's own error as the cause. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "StoreUnavailableError";
+  }
+}

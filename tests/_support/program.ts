@@ -1,0 +1,165 @@
+/** Starts the real program as a subprocess on port 0, as a user would run it. */
+
+import config from "../../deno.json" with { type: "json" };
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const SERVE = new URL("../../serve.ts", import.meta.url).pathname;
+
+/** A loopback port nothing listens on right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** A running program under test. */
+export interface RunningServer {
+  /** Base URL, ending in `/`. */
+  url: string;
+  /** The first line it printed. */
+  banner: string;
+  process: Deno.ChildProcess;
+  /** Everything written to standard error so far. */
+  stderr(): string;
+  /** Sends `signal` and waits for the exit code. */
+  stop(signal?: Deno.Signal): Promise<number>;
+}
+
+/** Options of {@linkcode startServer}. */
+export interface StartOptions {
+  /** Add `--port=0` unless `args` name a port. Default true. */
+  port?: boolean;
+  /** The module to run. Default `main.ts`. */
+  entry?: string;
+  /** A command the run is wrapped in, such as `taskset -c 1`. */
+  prefix?: string[];
+  /** Extra `deno run` flags, such as `--v8-flags=...`. */
+  denoFlags?: string[];
+  /**
+   * Run `serve.ts` under `deno serve` with this many workers instead of
+   * `main.ts`; it takes no flags, so `args` are ignored and `env` configures it.
+   */
+  workers?: number;
+}
+
+/**
+ * The permission flags a task grants, so the tests run the program with
+ * exactly what users run it with (from the repository's root, as
+ * `deno task` does, since some name relative paths).
+ */
+function permissionsOf(task: "start" | "serve:parallel"): string[] {
+  return config.tasks[task].split(" ").filter((word) =>
+    word.startsWith("--allow-")
+  );
+}
+
+function runCommand(args: string[], options: StartOptions): string[] {
+  const deno = [
+    ...(options.prefix ?? []),
+    Deno.execPath(),
+  ];
+  if (options.workers !== undefined) {
+    return [
+      ...deno,
+      "serve",
+      ...(options.workers > 1 ? ["--parallel"] : []),
+      ...permissionsOf("serve:parallel"),
+      ...(options.denoFlags ?? []),
+      "--host=127.0.0.1",
+      `--port=${freePort()}`,
+      SERVE,
+    ];
+  }
+  const addPort = (options.port ?? true) &&
+    !args.some((a) => a.startsWith("--port"));
+  return [
+    ...deno,
+    "run",
+    ...permissionsOf("start"),
+    ...(options.denoFlags ?? []),
+    options.entry ?? MAIN,
+    "--hostname=127.0.0.1",
+    ...(addPort ? ["--port=0"] : []),
+    ...args,
+  ];
+}
+
+/** Runs `main.ts` with `args` and waits for its banner. */
+export async function startServer(
+  args: string[] = [],
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<RunningServer> {
+  const command = runCommand(args, options);
+  const process = new Deno.Command(command[0], {
+    args: command.slice(1),
+    cwd: ROOT,
+    env: options.workers === undefined
+      ? env
+      : { DENO_JOBS: String(options.workers), ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let errText = "";
+  const errDone = process.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (errText += chunk) }),
+  );
+  const lines = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const deadline = setTimeout(() => process.kill("SIGKILL"), 15_000);
+  while (!out.includes("\n")) {
+    const { done, value } = await lines.read();
+    if (done) break;
+    out += value;
+  }
+  clearTimeout(deadline);
+  // deno serve --parallel tags each line with its worker.
+  const banner = out.split("\n")[0].replace(/^\[serve-worker-\d+ *\] /, "");
+  const match = banner.match(/^Listening on (http:\/\/[^ ]+\/) /);
+  if (!match) {
+    await process.status;
+    await errDone;
+    throw new Error(
+      `no banner; stdout=${JSON.stringify(out)} stderr=${errText}`,
+    );
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  const outDone = (async () => {
+    while (!(await lines.read()).done);
+  })();
+  return {
+    url: match[1],
+    banner,
+    process,
+    stderr: () => errText,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      try {
+        process.kill(signal);
+      } catch {
+        // Already exited; its status still tells how.
+      }
+      const timer = setTimeout(() => process.kill("SIGKILL"), 10_000);
+      const { code } = await process.status;
+      clearTimeout(timer);
+      await Promise.all([errDone, outDone]);
+      return code;
+    },
+  };
+}
+
+/** Runs `main.ts` to completion with `args` and returns its exit code and output. */
+export async function runProgram(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissionsOf("start"), MAIN, ...args],
+    cwd: ROOT,
+    env,
+    signal: AbortSignal.timeout(15_000),
+  }).output();
+  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code, stdout: decode(stdout), stderr: decode(stderr) };
+}

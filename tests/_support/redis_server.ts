@@ -1,0 +1,89 @@
+/** Runs a real `redis-server` for the tests, on a free loopback port, when one is on PATH. */
+
+import { freePort } from "./program.ts";
+
+/** The path of `redis-server`, or `undefined` when it is not installed. */
+export function redisServerPath(): string | undefined {
+  const out = new Deno.Command("sh", {
+    args: ["-c", "command -v redis-server"],
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  const path = new TextDecoder().decode(out.stdout).trim();
+  return out.success && path ? path : undefined;
+}
+
+/** A Redis server the tests control. */
+export interface RedisServer {
+  url: string;
+  port: number;
+  /** Kills the server at once, as a crash would. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port. */
+  restart(): Promise<void>;
+  /** Freezes it (SIGSTOP): connections stay open and nothing is answered. */
+  pause(): void;
+  /** Thaws it (SIGCONT). */
+  resume(): void;
+}
+
+async function waitForPort(port: number): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`redis-server did not listen on ${port}`);
+}
+
+/** Starts a throw-away server with persistence off. */
+export async function startRedis(): Promise<RedisServer> {
+  const bin = redisServerPath();
+  if (!bin) throw new Error("redis-server is not on PATH");
+  const port = freePort();
+  let child: Deno.ChildProcess;
+  const spawn = async () => {
+    child = new Deno.Command(bin, {
+      args: [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await waitForPort(port);
+  };
+  await spawn();
+  const kill = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    await child.status;
+  };
+  globalThis.addEventListener("unload", () => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  });
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    port,
+    kill,
+    restart: spawn,
+    pause: () => child.kill("SIGSTOP"),
+    resume: () => child.kill("SIGCONT"),
+  };
+}

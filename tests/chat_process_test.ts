@@ -1,0 +1,205 @@
+/**
+ * The terminal chat driven without a human: over a pipe, as scripts use it,
+ * and in a real terminal through tmux when tmux is installed.
+ */
+
+import assert from "node:assert/strict";
+import { MessagingClient } from "../src/client/client.ts";
+import {
+  freePort,
+  type RunningServer,
+  startServer,
+} from "./_support/program.ts";
+
+const CHAT = new URL("../chat.ts", import.meta.url).pathname;
+
+/** The chat as a subprocess with piped standard input and output. */
+function startChat(args: string[]) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", CHAT, ...args],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const input = child.stdin.getWriter();
+  let out = "";
+  const outDone = child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (out += chunk) }),
+  );
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  return {
+    output: () => out,
+    async type(line: string) {
+      await input.write(new TextEncoder().encode(`${line}\n`));
+    },
+    /** Waits, at most 10 s, until the output contains `text`. */
+    async waitFor(text: string) {
+      for (let i = 0; i < 200 && !out.includes(text); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(out.includes(text), `no "${text}" in:\n${out}`);
+    },
+    async close() {
+      await input.close().catch(() => {});
+    },
+    async status() {
+      const [{ code }, stderr] = await Promise.all([
+        child.status,
+        new Response(child.stderr).text(),
+        outDone,
+      ]);
+      clearTimeout(timer);
+      return { code, stderr };
+    },
+  };
+}
+
+async function withServer(fn: (server: RunningServer) => Promise<void>) {
+  const server = await startServer(["--quiet"]);
+  try {
+    await fn(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+Deno.test("chat over a pipe: asks again for a refused name, sends, receives, lists users, and /quit unregisters", async () => {
+  await withServer(async (server) => {
+    const bob = new MessagingClient(server.url);
+    await bob.register("bob");
+    const chat = startChat([`--url=${server.url}`]);
+    await chat.waitFor("Your name:");
+    await chat.type("bob");
+    await chat.waitFor('"bob" cannot join: This user exists!');
+    await chat.type("a-b");
+    await chat.waitFor("cannot join: Name must not contain '-'");
+    await chat.type("alice");
+    await chat.waitFor("Joined as alice.");
+
+    await chat.type("hello from alice");
+    await chat.type("/red");
+    await chat.waitFor("Now sending in red.");
+    await chat.type("alice in red");
+    await chat.waitFor("alice (red): alice in red");
+    await bob.post("hi alice");
+    await chat.waitFor("bob: hi alice");
+    const texts = (await bob.messages()).map((m) => [m.user, m.text, m.color]);
+    assert.deepEqual(texts.slice(0, 3), [
+      ["bob", "hi alice", "black"],
+      ["alice", "alice in red", "red"],
+      ["alice", "hello from alice", "black"],
+    ]);
+
+    await chat.type("/users");
+    await chat.waitFor("Here: bob, alice");
+    await chat.type("/quit");
+    const { code, stderr } = await chat.status();
+    assert.equal(code, 0, stderr);
+    assert.match(chat.output(), /Goodbye, alice\.\n$/);
+    assert.deepEqual(await bob.users(), ["bob"]);
+  });
+});
+
+Deno.test("chat over a pipe: any other line is a message, and the end of input leaves and unregisters", async () => {
+  await withServer(async (server) => {
+    const chat = startChat([`--url=${server.url}`, "--name=eve"]);
+    await chat.waitFor("Joined as eve.");
+    // Only the listed commands are commands: this is a message.
+    await chat.type("constructor");
+    await chat.waitFor("eve: constructor");
+    await chat.close();
+    assert.equal((await chat.status()).code, 0);
+    const watcher = new MessagingClient(server.url);
+    await watcher.register("watcher");
+    assert.deepEqual(await watcher.users(), ["watcher"]);
+  });
+});
+
+Deno.test("chat keeps retrying while the service is down, then joins", async () => {
+  const port = freePort();
+  const chat = startChat([`--url=http://127.0.0.1:${port}/`, "--name=early"]);
+  await chat.waitFor("is unreachable; retrying every second.");
+  const server = await startServer(["--quiet", `--port=${port}`]);
+  try {
+    await chat.waitFor("The service is back.");
+    await chat.waitFor("Joined as early.");
+    await chat.type("/quit");
+    assert.equal((await chat.status()).code, 0);
+  } finally {
+    await server.stop();
+  }
+});
+
+const tmuxMissing = !new Deno.Command("sh", {
+  args: ["-c", "command -v tmux"],
+  stdout: "null",
+}).outputSync().success;
+if (tmuxMissing) {
+  console.warn(
+    "\n!!! SKIPPING the chat-in-a-terminal test: tmux is not on PATH (apt-get install tmux) !!!\n",
+  );
+}
+
+Deno.test({
+  name:
+    "chat in a real terminal (tmux): red messages in red, typing undisturbed by refreshes, Ctrl-U clears the line, Ctrl-C leaves",
+  ignore: tmuxMissing,
+  async fn() {
+    await withServer(async (server) => {
+      const socket = `lms-test-${crypto.randomUUID().slice(0, 8)}`;
+      const tmux = (...args: string[]) =>
+        new Deno.Command("tmux", { args: ["-L", socket, ...args] }).output();
+      const screen = async () =>
+        new TextDecoder().decode(
+          (await tmux("capture-pane", "-p", "-e", "-t", "chat")).stdout,
+        );
+      const waitForScreen = async (pattern: RegExp) => {
+        let shown = "";
+        for (let i = 0; i < 200; i++) {
+          shown = await screen();
+          if (pattern.test(shown)) return shown;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.fail(`no ${pattern} on the screen:\n${shown}`);
+      };
+      const started = await tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "chat",
+        "-x",
+        "100",
+        "-y",
+        "20",
+        `${Deno.execPath()} run --allow-net ${CHAT} --url=${server.url} --name=carol; sleep 5`,
+      );
+      assert.ok(started.success, new TextDecoder().decode(started.stderr));
+      try {
+        await waitForScreen(/Joined as carol\./);
+        const bob = new MessagingClient(server.url);
+        await bob.register("bob");
+        await bob.post("plain from bob");
+        await bob.post("red from bob", { color: "red" });
+        // Half a line typed while the messages refresh stays as typed.
+        await tmux("send-keys", "-t", "chat", "-l", "junk");
+        await tmux("send-keys", "-t", "chat", "C-u");
+        await tmux("send-keys", "-t", "chat", "-l", "half typed");
+        const shown = await waitForScreen(/red from bob/);
+        const RED = "\x1b[31m";
+        assert.ok(shown.includes(`${RED}bob: red from bob`), shown);
+        assert.ok(!shown.includes(`${RED}bob: plain from bob`), shown);
+        assert.match(shown, /bob: plain from bob/);
+        await waitForScreen(/> half typed/);
+        await tmux("send-keys", "-t", "chat", " then sent", "Enter");
+        await waitForScreen(/carol: half typed then sent/);
+        assert.equal((await bob.messages())[0].text, "half typed then sent");
+
+        await tmux("send-keys", "-t", "chat", "C-c");
+        await waitForScreen(/Goodbye, carol\./);
+        assert.deepEqual(await bob.users(), ["bob"]);
+      } finally {
+        await tmux("kill-server");
+      }
+    });
+  },
+});

@@ -1,0 +1,115 @@
+/** The client library against the real program, over HTTP. */
+
+import assert from "node:assert/strict";
+import {
+  MessagingClient,
+  QuoteClient,
+  ServiceError,
+} from "../../src/client/client.ts";
+import { freePort, startServer } from "../_support/program.ts";
+
+/** Asserts that `promise` fails with a {@linkcode ServiceError} of `status` and these entry descriptions. */
+async function refused(
+  promise: Promise<unknown>,
+  status: number,
+  descriptions: string[],
+  message?: string,
+) {
+  await assert.rejects(promise, (error) => {
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.status, status);
+    assert.deepEqual(error.errors.map((e) => e.description), descriptions);
+    if (message !== undefined) assert.equal(error.message, message);
+    return true;
+  });
+}
+
+Deno.test("MessagingClient: every endpoint and every error it can meet", async () => {
+  const server = await startServer([
+    "--quiet",
+    "--max-users=2",
+    "--max-body-bytes=200",
+  ]);
+  try {
+    // No trailing slash: the client must not lose the base path.
+    const base = server.url.slice(0, -1);
+    const jose = new MessagingClient(base);
+    assert.equal(jose.name, undefined);
+    await refused(jose.users(), 401, [], "Not registered");
+
+    const token = await jose.register("José");
+    assert.match(token, /^José-[0-9a-f]{40}$/);
+    assert.equal(jose.token, token);
+    assert.equal(jose.name, "José");
+    // The name travels as UTF-8 bytes in the header and authenticates.
+    assert.deepEqual(await jose.users(), ["José"]);
+
+    const other = new MessagingClient(base);
+    await refused(other.register("José"), 400, ["This user exists!"]);
+    await refused(other.register("a-b"), 400, [
+      "Name must not contain '-': the token header is split at its first '-'",
+    ]);
+    await refused(other.register(""), 400, ["Name must not be empty"]);
+    await other.register("ann");
+    await refused(other.register("third"), 503, [
+      "No more users can register: the user limit is reached",
+    ]);
+
+    await jose.post("olá");
+    await jose.post("in red", { color: "red", fields: { mood: "good" } });
+    assert.deepEqual(await other.messages(), [
+      { mood: "good", text: "in red", color: "red", user: "José" },
+      { text: "olá", color: "black", user: "José" },
+    ]);
+    await refused(
+      jose.post("x", { color: "blue" as "red" }),
+      400,
+      ["only red and black supported"],
+    );
+    await refused(jose.post("x".repeat(300)), 413, [
+      "Request body is larger than the limit of 200 bytes",
+    ]);
+
+    assert.equal(await jose.unregister(), "José");
+    assert.equal(jose.token, undefined);
+    const stale = new MessagingClient(base, { token });
+    await refused(stale.users(), 401, [], "Unauthorized");
+    await refused(stale.post("x"), 401, [], "Unauthorized");
+    await refused(stale.unregister(), 401, [], "Unauthorized");
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("QuoteClient: get, set, and both refusals at once", async () => {
+  const server = await startServer(["--quiet", "--service=quote"]);
+  try {
+    const quote = new QuoteClient(server.url);
+    assert.equal(await quote.get(), "Not set, yet !");
+    await quote.set("Ok!");
+    assert.equal(await quote.get(), "Ok!");
+    await refused(quote.set("nope"), 400, [
+      "Does not start with a majuscule",
+      "Does not end properly",
+    ]);
+    assert.equal(await quote.get(), "Ok!");
+    // The messaging service is not served here: its paths are 404.
+    await refused(
+      new MessagingClient(server.url).messages(),
+      404,
+      [],
+      "Not Found",
+    );
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("a service that cannot be reached is fetch's TypeError, not a ServiceError", async () => {
+  const client = new QuoteClient(`http://127.0.0.1:${freePort()}/`);
+  await assert.rejects(client.get(), (error) => {
+    assert.ok(error instanceof TypeError);
+    assert.ok(!(error instanceof ServiceError));
+    return true;
+  });
+});

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import {
+  flagsFromEnv,
+  parseFlags,
+  UsageError,
+} from "../../src/program/config.ts";
+
+const env = (vars: Record<string, string>) => (name: string) => vars[name];
+
+Deno.test("the store is memory unless --store or LMS_STORE names Redis", () => {
+  assert.equal(parseFlags([], env({})).store, "memory");
+  assert.equal(
+    parseFlags([], env({ LMS_STORE: "redis://h:1/2" })).store,
+    "redis://h:1/2",
+  );
+  assert.equal(
+    parseFlags(
+      ["--store=redis://a:1/0"],
+      env({ LMS_STORE: "redis://b:2/0" }),
+    ).store,
+    "redis://a:1/0",
+    "the flag wins over the variable",
+  );
+  assert.equal(parseFlags([], env({})).redisPrefix, "lms:");
+  assert.equal(parseFlags(["--redis-prefix=x:"], env({})).redisPrefix, "x:");
+});
+
+for (
+  const [args, vars] of [
+    [["--store=postgres://h/db"], {}],
+    [["--store="], {}],
+    [[], { LMS_STORE: "redis:" }],
+  ] as [string[], Record<string, string>][]
+) {
+  Deno.test(`a store that is not memory or redis:// is a usage error: ${JSON.stringify([args, vars])}`, () => {
+    assert.throws(
+      () => parseFlags(args, env(vars)),
+      (error) =>
+        error instanceof UsageError &&
+        /--store must be memory or a redis:\/\/ URL/.test(error.message),
+    );
+  });
+}
+
+Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
+  const flags = flagsFromEnv(env({
+    LMS_SERVICE: "quote",
+    LMS_MAX_BODY_BYTES: "10",
+    LMS_HISTORY: "7",
+    LMS_MAX_USERS: "3",
+    LMS_REDIS_PREFIX: "p:",
+    LMS_QUIET: "1",
+    PORT: "9",
+  }));
+  const config = parseFlags(flags, env({ LMS_STORE: "redis://h:1/0" }));
+  assert.deepEqual(
+    {
+      service: config.service,
+      maxBodyBytes: config.maxBodyBytes,
+      history: config.history,
+      maxUsers: config.maxUsers,
+      redisPrefix: config.redisPrefix,
+      quiet: config.quiet,
+      store: config.store,
+    },
+    {
+      service: "quote",
+      maxBodyBytes: 10,
+      history: 7,
+      maxUsers: 3,
+      redisPrefix: "p:",
+      quiet: true,
+      store: "redis://h:1/0",
+    },
+  );
+  assert.equal(
+    parseFlags(flagsFromEnv(env({ LMS_QUIET: "0" })), env({})).quiet,
+    false,
+  );
+  assert.throws(() => flagsFromEnv(env({ LMS_QUIET: "yes" })), UsageError);
+  assert.throws(
+    () => parseFlags(flagsFromEnv(env({ LMS_HISTORY: "2" })), env({})),
+    /--history must be a whole number from 5/,
+  );
+});

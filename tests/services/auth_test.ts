@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import {
+  authenticate,
+  parseCredential,
+  timingSafeEqual,
+} from "../../src/services/auth.ts";
+import { MemoryStore } from "../../src/store/memory_store.ts";
+import { utf8Header } from "../_support/call.ts";
+
+Deno.test("parseCredential splits at the first dash", () => {
+  assert.deepEqual(parseCredential("alice-abc-def"), {
+    name: "alice",
+    token: "abc-def",
+  });
+  assert.deepEqual(parseCredential("-abc"), { name: "", token: "abc" });
+  assert.equal(parseCredential("aliceabc"), null);
+  assert.equal(parseCredential(null), null);
+});
+
+Deno.test("parseCredential decodes the name from UTF-8 header bytes", () => {
+  assert.deepEqual(parseCredential(utf8Header("José-t")), {
+    name: "José",
+    token: "t",
+  });
+  assert.deepEqual(parseCredential(utf8Header("😀-t")), {
+    name: "😀",
+    token: "t",
+  });
+  assert.equal(
+    parseCredential("Jos\u00e9-t"),
+    null,
+    "Latin-1 é alone is not UTF-8",
+  );
+});
+
+Deno.test("timingSafeEqual compares whole strings", () => {
+  assert.equal(timingSafeEqual("abc", "abc"), true);
+  assert.equal(timingSafeEqual("", ""), true);
+  assert.equal(timingSafeEqual("abc", "abd"), false);
+  assert.equal(timingSafeEqual("abc", "ab"), false);
+  assert.equal(timingSafeEqual("ab", "abc"), false);
+  assert.equal(timingSafeEqual("", "a"), false);
+});
+
+Deno.test("authenticate accepts only the stored token for the name", async () => {
+  const store = new MemoryStore();
+  store.registerUser("alice", "a".repeat(40));
+  const req = (value: string) =>
+    new Request("http://h/", { headers: { "x-messaging-token": value } });
+  assert.deepEqual(await authenticate(req(`alice-${"a".repeat(40)}`), store), {
+    name: "alice",
+    token: "a".repeat(40),
+  });
+  assert.equal(await authenticate(req(`alice-${"b".repeat(40)}`), store), null);
+  assert.equal(await authenticate(req(`bob-${"a".repeat(40)}`), store), null);
+  assert.equal(await authenticate(new Request("http://h/"), store), null);
+});

@@ -1,0 +1,452 @@
+import assert from "node:assert/strict";
+import { createMessagingService } from "../../src/services/messaging.ts";
+import type { Handler } from "../../src/http/router.ts";
+import type { Store } from "../../src/store/store.ts";
+import {
+  call,
+  chunkedBody,
+  CONTENT_TYPE,
+  storeTest,
+} from "../_support/call.ts";
+
+const UNAUTHORIZED = { status: 401, message: "Unauthorized" };
+
+async function register(service: Handler, name: string): Promise<string> {
+  const res = await call(service, "POST", "/users", { body: name });
+  assert.equal(res.status, 200, `register ${name}: ${res.text}`);
+  return res.json.token;
+}
+
+async function users(service: Handler, token: string): Promise<string[]> {
+  const res = await call(service, "GET", "/users", { token });
+  assert.equal(res.status, 200);
+  return res.json.users;
+}
+
+async function messages(service: Handler) {
+  const res = await call(service, "GET", "/");
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+  return res.json;
+}
+
+function service(store: Store, maxBodyBytes?: number): Handler {
+  return createMessagingService({ store, maxBodyBytes });
+}
+
+// ---- users ----
+
+storeTest(
+  "POST /users answers <name>-<40 lowercase hex>, a new token each time",
+  async (store) => {
+    const svc = service(store);
+    const res = await call(svc, "POST", "/users", { body: "alice" });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+    assert.deepEqual(Object.keys(res.json), ["token"]);
+    assert.match(res.json.token, /^alice-[0-9a-f]{40}$/);
+    const other = await register(svc, "bob");
+    assert.notEqual(other.slice(4), res.json.token.slice(6));
+  },
+);
+
+storeTest(
+  "a taken name is 400 This user exists! and changes nothing",
+  async (store) => {
+    const svc = service(store);
+    const token = await register(svc, "alice");
+    const res = await call(svc, "POST", "/users", { body: "alice" });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json, {
+      status: "error",
+      errors: [{
+        location: "url",
+        name: "name",
+        description: "This user exists!",
+      }],
+    });
+    assert.deepEqual(await users(svc, token), ["alice"]);
+  },
+);
+
+storeTest("names are case-sensitive", async (store) => {
+  const svc = service(store);
+  const token = await register(svc, "Alice");
+  await register(svc, "alice");
+  assert.deepEqual(await users(svc, token), ["Alice", "alice"]);
+});
+
+const refusedNames: [string, string | Uint8Array<ArrayBuffer>, RegExp][] = [
+  ["empty", "", /empty/],
+  ["containing -", "a-b", /'-'/],
+  ["containing NUL", "a\u0000b", /control/],
+  ["containing a tab", "a\tb", /control/],
+  ["containing a newline", "a\nb", /control/],
+  ["containing DEL", "a\u007fb", /control/],
+  ["with a leading space", " alice", /white space/],
+  ["with a trailing space", "alice ", /white space/],
+  ["with a trailing no-break space", "alice\u00a0", /white space/],
+  ["of 65 code points", "é".repeat(65), /at most 64/],
+  ["of 65 astral code points", "😀".repeat(65), /at most 64/],
+  ["that is not UTF-8", new Uint8Array([0x61, 0xc3, 0x28]), /UTF-8/],
+];
+
+for (const [label, name, description] of refusedNames) {
+  storeTest(
+    `a name ${label} is refused with 400 and not registered`,
+    async (store) => {
+      const svc = service(store);
+      const res = await call(svc, "POST", "/users", { body: name });
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+      assert.equal(res.json.status, "error");
+      assert.equal(res.json.errors.length, 1);
+      assert.equal(res.json.errors[0].location, "body");
+      assert.equal(res.json.errors[0].name, "name");
+      assert.match(res.json.errors[0].description, description);
+      assert.deepEqual(await users(svc, await register(svc, "witness")), [
+        "witness",
+      ]);
+    },
+  );
+}
+
+storeTest(
+  "names of 64 code points, astral ones included, register and authenticate",
+  async (store) => {
+    const svc = service(store);
+    for (const name of ["a".repeat(64), "😀".repeat(64), "in ner space"]) {
+      const token = await register(svc, name);
+      assert.ok((await users(svc, token)).includes(name));
+    }
+  },
+);
+
+storeTest(
+  "a Unicode name authenticates with its header sent as UTF-8 bytes",
+  async (store) => {
+    const svc = service(store);
+    const token = await register(svc, "José");
+    assert.match(token, /^José-[0-9a-f]{40}$/);
+    assert.deepEqual(await users(svc, token), ["José"]);
+    // The same name sent as Latin-1 bytes is a different byte string: not José.
+    const latin1 = new Headers({ "x-messaging-token": token });
+    const res = await call(svc, "GET", "/users", {
+      headers: Object.fromEntries(latin1),
+    });
+    assert.equal(res.status, 401);
+  },
+);
+
+storeTest("GET /users lists names in registration order", async (store) => {
+  const svc = service(store);
+  const names = ["carol", "alice", "Bob", "Zoë"];
+  const tokens = [];
+  for (const name of names) tokens.push(await register(svc, name));
+  assert.deepEqual(await users(svc, tokens[2]), names);
+});
+
+storeTest(
+  "DELETE /users says Goodbye, the old credential is dead, the name is free again",
+  async (store) => {
+    const svc = service(store);
+    const old = await register(svc, "alice");
+    const witness = await register(svc, "bob");
+    const res = await call(svc, "DELETE", "/users", { token: old });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+    assert.deepEqual(res.json, { Goodbye: "alice" });
+    assert.deepEqual(await users(svc, witness), ["bob"]);
+    for (
+      const [method, path] of [["GET", "/users"], ["DELETE", "/users"], [
+        "POST",
+        "/",
+      ]]
+    ) {
+      const after = await call(svc, method, path, {
+        token: old,
+        body: method === "POST" ? '{"text":"x"}' : undefined,
+      });
+      assert.equal(after.status, 401, `${method} ${path}`);
+    }
+    const again = await register(svc, "alice");
+    assert.notEqual(again, old);
+    assert.equal(
+      (await call(svc, "GET", "/users", { token: old })).status,
+      401,
+    );
+    assert.deepEqual(await users(svc, again), ["bob", "alice"]);
+  },
+);
+
+storeTest("every cause of 401 on every authenticated call", async (store) => {
+  const svc = service(store);
+  const alice = await register(svc, "alice");
+  const bob = await register(svc, "bob");
+  const aliceToken = alice.slice("alice-".length);
+  const bad: [string, Record<string, string>][] = [
+    ["absent header", {}],
+    ["empty header", { "x-messaging-token": "" }],
+    ["no dash", { "x-messaging-token": `alice${aliceToken}` }],
+    ["unregistered name", { "x-messaging-token": `mallory-${aliceToken}` }],
+    ["another user's token", { "x-messaging-token": `alice-${bob.slice(4)}` }],
+    ["empty token", { "x-messaging-token": "alice-" }],
+    ["truncated token", { "x-messaging-token": alice.slice(0, -1) }],
+    ["token with extra digit", { "x-messaging-token": `${alice}0` }],
+    ["uppercase token", {
+      "x-messaging-token": `alice-${aliceToken.toUpperCase()}`,
+    }],
+    ["name not UTF-8", { "x-messaging-token": `\u00ff-${aliceToken}` }],
+  ];
+  for (const [label, headers] of bad) {
+    for (
+      const [method, path] of [["GET", "/users"], ["DELETE", "/users"], [
+        "POST",
+        "/",
+      ]]
+    ) {
+      const res = await call(svc, method, path, {
+        headers,
+        body: method === "POST" ? '{"text":"x"}' : undefined,
+      });
+      assert.equal(res.status, 401, `${label}: ${method} ${path}`);
+      assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+      assert.deepEqual(res.json, UNAUTHORIZED);
+    }
+  }
+  assert.deepEqual(await users(svc, alice), ["alice", "bob"]);
+  assert.deepEqual(await messages(svc), []);
+});
+
+storeTest("authentication runs before the body is read", async (store) => {
+  const svc = service(store, 1024);
+  const bad = { "x-messaging-token": "nobody-0000" };
+  const huge = await call(svc, "POST", "/", {
+    headers: bad,
+    body: chunkedBody(1 << 20),
+  });
+  assert.equal(huge.status, 401);
+  const invalid = await call(svc, "POST", "/", {
+    headers: bad,
+    body: "{not json",
+  });
+  assert.equal(invalid.status, 401);
+  assert.deepEqual(invalid.json, UNAUTHORIZED);
+});
+
+storeTest(
+  "50 parallel registrations of one name: exactly one succeeds",
+  async (store) => {
+    const svc = service(store);
+    const answers = await Promise.all(
+      Array.from(
+        { length: 50 },
+        () => call(svc, "POST", "/users", { body: "race" }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 1);
+    assert.equal(statuses.filter((s) => s === 400).length, 49);
+    const winner = answers.find((a) => a.status === 200)!.json.token;
+    assert.deepEqual(await users(svc, winner), ["race"]);
+  },
+);
+
+storeTest(
+  "past the user limit POST /users is 503 with the error envelope",
+  async (store) => {
+    const svc = service(store);
+    const first = await register(svc, "one");
+    await register(svc, "two");
+    const res = await call(svc, "POST", "/users", { body: "three" });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+    assert.equal(res.json.status, "error");
+    assert.equal(res.json.errors[0].name, "name");
+    assert.match(res.json.errors[0].description, /limit/);
+    assert.deepEqual(await users(svc, first), ["one", "two"]);
+    await call(svc, "DELETE", "/users", { token: first });
+    await register(svc, "three");
+  },
+  { maxUsers: 2 },
+);
+
+// ---- messages ----
+
+storeTest("GET / is an empty array at start", async (store) => {
+  assert.deepEqual(await messages(service(store)), []);
+});
+
+storeTest(
+  "POST / stores the message with color black by default and the poster as user",
+  async (store) => {
+    const svc = service(store);
+    const token = await register(svc, "alice");
+    const res = await call(svc, "POST", "/", {
+      token,
+      body: '{"text":"hello"}',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+    assert.deepEqual(res.json, { status: "added" });
+    assert.deepEqual(await messages(svc), [{
+      text: "hello",
+      color: "black",
+      user: "alice",
+    }]);
+  },
+);
+
+storeTest(
+  "POST / keeps red, replaces a posted user and keeps every other field, __proto__ included",
+  async (store) => {
+    const svc = service(store);
+    const token = await register(svc, "alice");
+    const body =
+      '{"user":"mallory","text":"hi","color":"red","n":1.5,"tags":["a"],"__proto__":{"admin":true}}';
+    assert.equal((await call(svc, "POST", "/", { token, body })).status, 200);
+    const res = await call(svc, "GET", "/");
+    assert.deepEqual(res.json, [{
+      user: "alice",
+      text: "hi",
+      color: "red",
+      n: 1.5,
+      tags: ["a"],
+      ["__proto__"]: { admin: true },
+    }]);
+    assert.ok(
+      Object.hasOwn(res.json[0], "__proto__"),
+      "__proto__ is an own data key",
+    );
+    assert.equal(({} as Record<string, unknown>).admin, undefined);
+  },
+);
+
+const badMessages: [
+  string,
+  string | Uint8Array<ArrayBuffer>,
+  { name: string; description: string },
+][] = [
+  ["not JSON", "{text:", { name: "message", description: "Not valid JSON" }],
+  ["empty", "", { name: "message", description: "Not valid JSON" }],
+  ["not UTF-8", new Uint8Array([0x7b, 0xff, 0x7d]), {
+    name: "message",
+    description: "Not valid JSON",
+  }],
+  ["an array", '["text"]', { name: "text", description: "Missing text" }],
+  ["a string", '"text"', { name: "text", description: "Missing text" }],
+  ["null", "null", { name: "text", description: "Missing text" }],
+  ["a number", "42", { name: "text", description: "Missing text" }],
+  ["an object without text", '{"color":"red"}', {
+    name: "text",
+    description: "Missing text",
+  }],
+  ["text inherited only", '{"__proto__":{"text":"x"}}', {
+    name: "text",
+    description: "Missing text",
+  }],
+  ["text a number", '{"text":5}', {
+    name: "text",
+    description: "text must be a string",
+  }],
+  ["text null", '{"text":null}', {
+    name: "text",
+    description: "text must be a string",
+  }],
+  ["text bad and color bad (check stops)", '{"text":5,"color":"blue"}', {
+    name: "text",
+    description: "text must be a string",
+  }],
+  ["color blue", '{"text":"x","color":"blue"}', {
+    name: "color",
+    description: "only red and black supported",
+  }],
+  ["color RED", '{"text":"x","color":"RED"}', {
+    name: "color",
+    description: "only red and black supported",
+  }],
+  ["color null", '{"text":"x","color":null}', {
+    name: "color",
+    description: "only red and black supported",
+  }],
+  ["color an array", '{"text":"x","color":["red"]}', {
+    name: "color",
+    description: "only red and black supported",
+  }],
+];
+
+for (const [label, body, entry] of badMessages) {
+  storeTest(
+    `POST / with a body that is ${label} is 400 and stores nothing`,
+    async (store) => {
+      const svc = service(store);
+      const token = await register(svc, "alice");
+      await call(svc, "POST", "/", { token, body: '{"text":"before"}' });
+      const res = await call(svc, "POST", "/", { token, body });
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+      assert.deepEqual(res.json, {
+        status: "error",
+        errors: [{ location: "body", ...entry }],
+      });
+      assert.deepEqual(
+        (await messages(svc)).map((m: { text: string }) => m.text),
+        ["before"],
+      );
+    },
+  );
+}
+
+storeTest("GET / answers the 5 newest, newest first", async (store) => {
+  const svc = service(store);
+  const token = await register(svc, "alice");
+  for (let i = 1; i <= 3; i++) {
+    await call(svc, "POST", "/", {
+      token,
+      body: JSON.stringify({ text: `m${i}` }),
+    });
+  }
+  assert.deepEqual((await messages(svc)).map((m: { text: string }) => m.text), [
+    "m3",
+    "m2",
+    "m1",
+  ]);
+  for (let i = 4; i <= 12; i++) {
+    await call(svc, "POST", "/", {
+      token,
+      body: JSON.stringify({ text: `m${i}` }),
+    });
+  }
+  assert.deepEqual((await messages(svc)).map((m: { text: string }) => m.text), [
+    "m12",
+    "m11",
+    "m10",
+    "m9",
+    "m8",
+  ]);
+});
+
+storeTest(
+  "POST / over the body limit is 413 and stores nothing",
+  async (store) => {
+    const svc = service(store, 64);
+    const token = await register(svc, "alice");
+    const body = JSON.stringify({ text: "x".repeat(100) });
+    const res = await call(svc, "POST", "/", { token, body });
+    assert.equal(res.status, 413);
+    assert.equal(res.json.errors[0].location, "body");
+    assert.equal(res.json.errors[0].name, "body");
+    assert.deepEqual(await messages(svc), []);
+  },
+);
+
+Deno.test("tokens stay distinct across many registrations", async () => {
+  const svc = createMessagingService();
+  const seen = new Set<string>();
+  for (let i = 0; i < 1100; i++) {
+    const token = (await register(svc, `u${i}`)).slice(`u${i}-`.length);
+    assert.match(token, /^[0-9a-f]{40}$/);
+    seen.add(token);
+  }
+  assert.equal(seen.size, 1100);
+});

@@ -1,0 +1,17 @@
+import assert from "node:assert/strict";
+import { MemoryStore } from "../../src/store/memory_store.ts";
+
+Deno.test("MemoryStore refuses limits below the contract's minimums", () => {
+  assert.throws(() => new MemoryStore({ history: 4 }), RangeError);
+  assert.throws(() => new MemoryStore({ maxUsers: 0 }), RangeError);
+  assert.throws(() => new MemoryStore({ history: 5.5 }), RangeError);
+});
+
+Deno.test("MemoryStore answers the cached GET / text until a new message arrives", () => {
+  const store = new MemoryStore();
+  store.addMessage('{"text":"a"}');
+  const first = store.newestMessages(5);
+  assert.equal(store.newestMessages(5), first);
+  store.addMessage('{"text":"b"}');
+  assert.equal(store.newestMessages(5), '[{"text":"b"},{"text":"a"}]');
+});

@@ -1,0 +1,343 @@
+/**
+ * The Redis store as users run it: several real processes sharing one
+ * `redis-server`, Redis dying and coming back, and `deno serve --parallel`.
+ * The contract itself runs over Redis in the other test files.
+ */
+
+import assert from "node:assert/strict";
+import { CONTENT_TYPE, utf8Header } from "../_support/call.ts";
+import {
+  type RedisServer,
+  redisServerPath,
+  startRedis,
+} from "../_support/redis_server.ts";
+import {
+  freePort,
+  type RunningServer,
+  runProgram,
+  startServer,
+} from "../_support/program.ts";
+
+const missing = redisServerPath() === undefined;
+
+/** A fetch that cannot hang: a request still unanswered after 5 s fails the test. */
+async function get(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, {
+    ...init,
+    signal: AbortSignal.timeout(5_000),
+  });
+  assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+  return { status: res.status, json: await res.json() };
+}
+
+function post(url: string, body: string, token?: string) {
+  const headers: Record<string, string> = token === undefined
+    ? {}
+    : { "x-messaging-token": utf8Header(token) };
+  return get(url, { method: "POST", body, headers });
+}
+
+/** Polls `probe` every 20 ms, at most `tries` times, until it returns true. */
+async function eventually(
+  probe: () => Promise<boolean>,
+  tries = 250,
+): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`still not true after ${tries} tries`);
+}
+
+/** Runs `fn` with one Redis server and `count` programs using it under one prefix. */
+async function withCluster(
+  count: number,
+  args: string[],
+  fn: (servers: RunningServer[], redis: RedisServer) => Promise<void>,
+) {
+  const redis = await startRedis();
+  const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
+  const servers: RunningServer[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      servers.push(
+        await startServer([`--store=${redis.url}`, prefix, "--quiet", ...args]),
+      );
+    }
+    await fn(servers, redis);
+    for (const server of servers.splice(0)) {
+      assert.equal(await server.stop(), 0, server.stderr());
+    }
+  } finally {
+    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
+    await redis.kill();
+  }
+}
+
+Deno.test({
+  name: "two processes on one Redis are one service",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, [], async ([a, b]) => {
+      const { json: { token } } = await post(`${a.url}users`, "Zoë");
+      assert.match(token, /^Zoë-[0-9a-f]{40}$/);
+
+      // Registered on A, known to B at once: registration is a Redis write.
+      assert.deepEqual(
+        (await get(`${b.url}users`, {
+          headers: { "x-messaging-token": utf8Header(token) },
+        })).json,
+        { users: ["Zoë"] },
+      );
+      assert.deepEqual(
+        (await post(b.url, '{"text":"from B"}', token)).json,
+        { status: "added" },
+      );
+      // A may serve GET / from its local copy; it must drop it when B writes.
+      await eventually(async () =>
+        JSON.stringify((await get(a.url)).json) ===
+          JSON.stringify([{ text: "from B", color: "black", user: "Zoë" }])
+      );
+      assert.equal((await post(`${b.url}quote`, "Set on B.")).json, null);
+      await eventually(async () =>
+        (await get(`${a.url}quote`)).json === "Set on B."
+      );
+
+      // B now keeps a copy of the user list; A's registration must drop it.
+      const { json: { token: other } } = await post(`${a.url}users`, "Åsa");
+      const listOn = (server: RunningServer) =>
+        get(`${server.url}users`, {
+          headers: { "x-messaging-token": utf8Header(other) },
+        }).then((r) => JSON.stringify(r.json.users));
+      await eventually(async () => (await listOn(b)) === '["Zoë","Åsa"]');
+
+      // A now keeps Zoë's token; B's unregistration must revoke it there.
+      const zoe = { "x-messaging-token": utf8Header(token) };
+      assert.equal((await get(`${a.url}users`, { headers: zoe })).status, 200);
+      assert.deepEqual(
+        (await get(`${b.url}users`, { method: "DELETE", headers: zoe })).json,
+        { Goodbye: "Zoë" },
+      );
+      const unauthorized = {
+        status: 401,
+        json: { status: 401, message: "Unauthorized" },
+      };
+      // At once on the process that removed it; on the other as soon as
+      // the removal notice arrives.
+      assert.deepEqual(
+        await get(`${b.url}users`, { headers: zoe }),
+        unauthorized,
+      );
+      await eventually(async () =>
+        (await get(`${a.url}users`, { headers: zoe })).status === 401
+      );
+      assert.deepEqual(
+        await get(`${a.url}users`, { headers: zoe }),
+        unauthorized,
+      );
+      await eventually(async () => (await listOn(a)) === '["Åsa"]');
+    });
+  },
+});
+
+Deno.test({
+  name: "100 registrations of one name over two processes: exactly one wins",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, [], async ([a, b]) => {
+      const answers = await Promise.all(
+        Array.from(
+          { length: 100 },
+          (_, i) => post(`${(i % 2 ? a : b).url}users`, "Same"),
+        ),
+      );
+      const won = answers.filter((r) => r.status === 200);
+      assert.equal(won.length, 1);
+      for (const lost of answers.filter((r) => r.status !== 200)) {
+        assert.equal(lost.status, 400);
+        assert.equal(lost.json.errors[0].description, "This user exists!");
+      }
+      assert.equal(
+        (await get(`${b.url}users`, {
+          headers: { "x-messaging-token": utf8Header(won[0].json.token) },
+        })).json.users.length,
+        1,
+      );
+    });
+  },
+});
+
+Deno.test({
+  name: "--max-users and --history hold across processes",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, ["--max-users=2", "--history=5"], async ([a, b]) => {
+      const one = (await post(`${a.url}users`, "one")).json.token;
+      assert.equal((await post(`${b.url}users`, "two")).status, 200);
+      const full = await post(`${a.url}users`, "three");
+      assert.equal(full.status, 503);
+      assert.equal(full.json.status, "error");
+      for (let i = 0; i < 8; i++) {
+        await post((i % 2 ? a : b).url, `{"text":"m${i}"}`, one);
+      }
+      await eventually(async () =>
+        (await get(a.url)).json.map((m: { text: string }) => m.text).join() ===
+          "m7,m6,m5,m4,m3"
+      );
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "Redis dying mid-run answers 503 without hanging or crashing, and the service recovers when it returns",
+  ignore: missing,
+  async fn() {
+    await withCluster(1, [], async ([server], redis) => {
+      const { json: { token } } = await post(`${server.url}users`, "ann");
+      await post(server.url, '{"text":"before"}', token);
+      assert.equal((await get(server.url)).json.length, 1);
+
+      await redis.kill();
+      const down = {
+        status: 503,
+        json: { status: 503, message: "Service Unavailable" },
+      };
+      // Every kind of request: reads served from a local copy included.
+      assert.deepEqual(await get(server.url), down);
+      assert.deepEqual(await get(`${server.url}quote`), down);
+      assert.deepEqual(await post(`${server.url}users`, "bob"), down);
+      assert.deepEqual(await post(server.url, '{"text":"x"}', token), down);
+      assert.deepEqual(await post(`${server.url}quote`, "Down."), down);
+
+      await redis.restart();
+      await eventually(async () =>
+        (await get(`${server.url}quote`)).status === 200
+      );
+      // The restarted Redis is empty: what the process saw before is not served.
+      assert.deepEqual((await get(server.url)).json, []);
+      const again = await post(`${server.url}users`, "ann");
+      assert.equal(again.status, 200);
+      await post(server.url, '{"text":"after"}', again.json.token);
+      assert.equal((await get(server.url)).json[0].text, "after");
+      assert.match(server.stderr(), /connection lost/);
+      assert.match(server.stderr(), /connection restored/);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "Redis that stops answering (frozen) is 503 after the command timeout, not a hang, and is used again once it answers",
+  ignore: missing,
+  async fn() {
+    await withCluster(1, [], async ([server], redis) => {
+      const { json: { token } } = await post(`${server.url}users`, "ann");
+      redis.pause();
+      try {
+        const down = {
+          status: 503,
+          json: { status: 503, message: "Service Unavailable" },
+        };
+        // get() gives up after 5 s: only the store's own timeout passes.
+        assert.deepEqual(await post(`${server.url}users`, "bob"), down);
+        assert.deepEqual(await post(`${server.url}quote`, "Frozen."), down);
+        assert.deepEqual(
+          await get(`${server.url}users`, {
+            headers: { "x-messaging-token": utf8Header(token) },
+          }),
+          down,
+        );
+      } finally {
+        redis.resume();
+      }
+      await eventually(async () =>
+        (await post(`${server.url}users`, "late")).status === 200
+      );
+      // Late replies to the timed-out commands must not be taken for the
+      // answers of later ones: each answer below is the right one. The
+      // timed-out writes had reached Redis and ran when it woke, so a 503
+      // after a timeout leaves the outcome unknown, as the README says.
+      const late = await post(`${server.url}users`, "later");
+      assert.match(late.json.token, /^later-[0-9a-f]{40}$/);
+      const users = await get(`${server.url}users`, {
+        headers: { "x-messaging-token": utf8Header(late.json.token) },
+      });
+      assert.deepEqual(users.json.users, ["ann", "bob", "late", "later"]);
+      assert.equal((await get(`${server.url}quote`)).json, "Frozen.");
+    });
+  },
+});
+
+Deno.test({
+  name: "start-up with Redis unreachable fails at once with a clear message",
+  async fn() {
+    const port = freePort();
+    const { code, stderr } = await runProgram([
+      `--store=redis://127.0.0.1:${port}/0`,
+      "--port=0",
+    ]);
+    assert.equal(code, 1);
+    assert.match(
+      stderr,
+      new RegExp(
+        `^error: cannot connect to Redis at redis://127\\.0\\.0\\.1:${port}/0: `,
+      ),
+    );
+    assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+  },
+});
+
+Deno.test("deno serve --parallel refuses the memory store", async () => {
+  await assert.rejects(
+    startServer([], { LMS_STORE: "memory" }, { workers: 2 }),
+    /error: deno serve --parallel needs a shared store.*LMS_STORE=redis:/,
+  );
+});
+
+Deno.test("deno serve with one worker and the memory store serves and stops on SIGTERM", async () => {
+  const server = await startServer([], {}, { workers: 1 });
+  assert.match(server.banner, /\(services: messaging, quote\)$/);
+  assert.equal(
+    (await post(`${server.url}quote`, "Served by deno serve.")).json,
+    null,
+  );
+  assert.equal((await get(`${server.url}quote`)).json, "Served by deno serve.");
+  assert.equal(await server.stop(), 0);
+});
+
+Deno.test({
+  name:
+    "deno serve --parallel with Redis: every worker sees the same state, and SIGTERM stops them all",
+  ignore: missing,
+  async fn() {
+    const redis = await startRedis();
+    const server = await startServer([], { LMS_STORE: redis.url }, {
+      workers: 2,
+    });
+    try {
+      // Fresh connections spread over the workers; each must know every user.
+      const tokens: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`${server.url}users`, {
+          method: "POST",
+          body: `u${i}`,
+          headers: { connection: "close" },
+        });
+        assert.equal(res.status, 200);
+        tokens.push((await res.json()).token);
+      }
+      for (const token of tokens) {
+        const res = await fetch(`${server.url}users`, {
+          headers: { "x-messaging-token": token, connection: "close" },
+        });
+        assert.equal(res.status, 200);
+        assert.equal((await res.json()).users.length, 20);
+      }
+      assert.equal(await server.stop(), 0);
+    } finally {
+      await server.stop("SIGKILL");
+      await redis.kill();
+    }
+  },
+});
