@@ -6,6 +6,10 @@
  */
 
 import { drainable } from "./src/http/drain.ts";
+import {
+  type ResilientServer,
+  serveResilient,
+} from "./src/http/resilient_server.ts";
 import { statusResponse } from "./src/http/response.ts";
 import { withRequestLog } from "./src/http/request_log.ts";
 import {
@@ -20,11 +24,18 @@ import { createHandler } from "./src/services/app.ts";
 import { openStore } from "./src/store/open_store.ts";
 import { type Store, StoreUnavailableError } from "./src/store/store.ts";
 
+/** How long stopping may take beyond the drain deadline before the process leaves anyway. */
+const EXIT_GRACE_MS = 1000;
+
 async function serve(config: Config, store: Store): Promise<void> {
+  // Aborted at the drain deadline: bodies still arriving are answered 503.
+  const deadline = new AbortController();
   const app = createHandler({
     service: config.service,
     store,
     maxBodyBytes: config.maxBodyBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    signal: deadline.signal,
   });
   const { handler, drain } = drainable(
     config.quiet ? app : withRequestLog(app),
@@ -33,13 +44,20 @@ async function serve(config: Config, store: Store): Promise<void> {
   // the moment it reads the banner.
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= drain().then(() => server.shutdown());
+    stopping ??= (async () => {
+      // Whatever clients do, the process is gone soon after the deadline.
+      setTimeout(() => Deno.exit(0), config.drainTimeoutMs + EXIT_GRACE_MS);
+      await drain(config.drainTimeoutMs);
+      deadline.abort();
+      await drain(EXIT_GRACE_MS / 2);
+      await server.shutdown();
+    })();
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  let server: Deno.HttpServer;
+  let server: ResilientServer;
   try {
-    server = Deno.serve({
+    server = serveResilient({
       port: config.port,
       hostname: config.hostname,
       onListen(addr) {
@@ -49,6 +67,7 @@ async function serve(config: Config, store: Store): Promise<void> {
         console.error("unhandled fault:", error);
         return statusResponse(500);
       },
+      report: (message) => console.error(message),
     }, handler);
   } catch (error) {
     Deno.removeSignalListener("SIGINT", stop);
@@ -57,6 +76,32 @@ async function serve(config: Config, store: Store): Promise<void> {
   }
   await server.finished;
   await store.close();
+}
+
+/** Says why the program cannot start, in one line, and exits; rethrows what it does not know. */
+function failStart(config: Config, error: unknown): never {
+  const address = `${config.hostname}:${config.port}`;
+  if (
+    error instanceof Deno.errors.AddrInUse ||
+    error instanceof Deno.errors.PermissionDenied
+  ) {
+    console.error(`error: cannot listen on ${address}: ${error.message}`);
+    Deno.exit(1);
+  }
+  if (
+    error instanceof Deno.errors.AddrNotAvailable ||
+    (error instanceof Error && error.message.startsWith("failed to lookup"))
+  ) {
+    console.error(
+      `error: --hostname=${config.hostname} is not an address of this machine: ${error.message} (see --help)`,
+    );
+    Deno.exit(2);
+  }
+  if (error instanceof StoreUnavailableError) {
+    console.error(`error: ${error.message}`);
+    Deno.exit(1);
+  }
+  throw error;
 }
 
 if (import.meta.main) {
@@ -77,17 +122,7 @@ if (import.meta.main) {
       // stopping cannot kill the process half-way; exit explicitly instead.
       Deno.exit(0);
     } catch (error) {
-      if (error instanceof Deno.errors.AddrInUse) {
-        console.error(
-          `error: cannot listen on ${config.hostname}:${config.port}: ${error.message}`,
-        );
-        Deno.exit(1);
-      }
-      if (error instanceof StoreUnavailableError) {
-        console.error(`error: ${error.message}`);
-        Deno.exit(1);
-      }
-      throw error;
+      failStart(config, error);
     }
   }
 }

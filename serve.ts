@@ -1,7 +1,7 @@
 /**
  * The entry for `deno serve`, which owns the socket and can run one worker
  * per core (`deno serve --parallel`). It takes no flags: the `LMS_*`
- * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`,
+ * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`, `LMS_BODY_TIMEOUT_MS`,
  * `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`, and `LMS_QUIET=1`).
  *
  * ```sh
@@ -78,6 +78,7 @@ async function start(): Promise<Deno.ServeDefaultExport> {
     const app = createHandler({
       service: config.service,
       maxBodyBytes: config.maxBodyBytes,
+      bodyTimeoutMs: config.bodyTimeoutMs,
       store,
     });
     return {

@@ -8,7 +8,7 @@ import { createHandler } from "../src/services/app.ts";
 import { authenticate } from "../src/services/auth.ts";
 import { MemoryStore } from "../src/store/memory_store.ts";
 import { checkMessage } from "../src/services/message_check.ts";
-import { pathOf } from "../src/http/router.ts";
+import { pathOf } from "../src/http/request_path.ts";
 
 const store = new MemoryStore({ maxUsers: 100_000_000 });
 const handler = createHandler({ store });
@@ -30,7 +30,7 @@ const drain = async (res: Response | Promise<Response>) => {
 };
 
 Deno.bench("routing: pathOf", { group: "routing" }, () => {
-  pathOf("http://127.0.0.1:8000/users?x=1");
+  pathOf("http://127.0.0.1:8000/users?x=1", "127.0.0.1:8000");
 });
 
 Deno.bench("auth: authenticate", { group: "auth" }, async () => {

@@ -6,9 +6,6 @@
 import { statusResponse } from "./response.ts";
 import type { Handler } from "./router.ts";
 
-/** How long shutdown waits for requests in flight before closing anyway. */
-const DRAIN_TIMEOUT_MS = 10_000;
-
 /**
  * Counts requests in flight so shutdown can wait for them itself. Deno 2.9's
  * `server.shutdown()` makes the unread body of a request in flight fail
@@ -17,7 +14,8 @@ const DRAIN_TIMEOUT_MS = 10_000;
  */
 export function drainable(handler: Handler): {
   handler: Handler;
-  drain(): Promise<void>;
+  /** Refuses new requests (503) and resolves once none is in flight, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void>;
 } {
   let inFlight = 0;
   let draining = false;
@@ -40,11 +38,11 @@ export function drainable(handler: Handler): {
     else done();
     return res;
   };
-  const drain = () => {
+  const drain = (timeoutMs: number) => {
     draining = true;
     if (inFlight === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+      const timer = setTimeout(resolve, timeoutMs);
       idle = () => {
         clearTimeout(timer);
         resolve();

@@ -3,7 +3,8 @@
  * @module
  */
 
-import { type Handler, pathOf } from "./router.ts";
+import { requestPath } from "./request_path.ts";
+import type { Handler } from "./router.ts";
 
 /** Wraps `handler` to log one line per request: method, path, status, milliseconds. */
 export function withRequestLog(handler: Handler): Handler {
@@ -13,7 +14,7 @@ export function withRequestLog(handler: Handler): Handler {
     const ms = (performance.now() - start).toFixed(2);
     // The path only: the query is the client's business, and the token
     // travels in a header, which is never logged.
-    console.error(`${req.method} ${pathOf(req.url)} ${res.status} ${ms}ms`);
+    console.error(`${req.method} ${requestPath(req)} ${res.status} ${ms}ms`);
     return res;
   };
 }

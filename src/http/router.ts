@@ -6,6 +6,7 @@
  */
 
 import { HttpError } from "./http_error.ts";
+import { requestPath } from "./request_path.ts";
 import { statusResponse } from "./response.ts";
 
 /**
@@ -51,14 +52,6 @@ interface CompiledRoute {
   allow: string;
 }
 
-/** Returns the path of an absolute request URL without building a `URL`. */
-export function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  const query = url.indexOf("?", start);
-  return query === -1 ? url.slice(start) : url.slice(start, query);
-}
-
 /** `HEAD` answers what `GET` would, headers and body length included, with no body. */
 function headOf(get: Handler): Handler {
   return async (req) => {
@@ -81,7 +74,7 @@ function compile(methods: Partial<Record<Method, Handler>>): CompiledRoute {
 
 function defaultFaultLogger(error: unknown, req: Request): void {
   console.error(
-    `fault in ${req.method} ${pathOf(req.url)}:`,
+    `fault in ${req.method} ${requestPath(req)}:`,
     error instanceof Error ? error.stack : error,
   );
 }
@@ -131,7 +124,7 @@ export function createRouter(
     return statusResponse(500);
   };
   return (req) => {
-    const route = table.get(pathOf(req.url));
+    const route = table.get(requestPath(req));
     if (route === undefined) return notFound();
     const handler = route.methods.get(req.method);
     if (handler === undefined) {

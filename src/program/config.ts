@@ -7,7 +7,13 @@
 import { parseArgs } from "node:util";
 import type { ServiceSelection } from "../services/service_names.ts";
 import { isStoreSpec } from "../store/open_store.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "../services/service_options.ts";
+import {
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_BODY_BYTES,
+} from "../services/service_options.ts";
+
+/** How long shutdown waits for requests in flight, by default. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 import { DEFAULT_LIMITS } from "../store/store.ts";
 
 /** The `--help` text. */
@@ -21,6 +27,10 @@ Flags:
   --port=N            port to listen on; 0 picks a free one (default: $PORT, else 8000)
   --hostname=H        address to listen on (default: 0.0.0.0)
   --max-body-bytes=N  largest request body read, in bytes (default: ${DEFAULT_MAX_BODY_BYTES})
+  --body-timeout-ms=N how long a request body may take to arrive; slower is 408
+                      (default: ${DEFAULT_BODY_TIMEOUT_MS})
+  --drain-timeout-ms=N on SIGINT/SIGTERM, how long requests in flight may take
+                      before they are cut short and the process exits (default: ${DEFAULT_DRAIN_TIMEOUT_MS})
   --history=N         messages kept, at least 5 (default: ${DEFAULT_LIMITS.history})
   --max-users=N       users registered at once (default: ${DEFAULT_LIMITS.maxUsers})
   --store=S           memory, or redis://HOST:PORT[/DB] to share state between
@@ -36,6 +46,8 @@ export interface Config {
   port: number;
   hostname: string;
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
+  drainTimeoutMs: number;
   history: number;
   maxUsers: number;
   store: string;
@@ -80,6 +92,14 @@ export function parseFlags(
         "max-body-bytes": {
           type: "string",
           default: String(DEFAULT_MAX_BODY_BYTES),
+        },
+        "body-timeout-ms": {
+          type: "string",
+          default: String(DEFAULT_BODY_TIMEOUT_MS),
+        },
+        "drain-timeout-ms": {
+          type: "string",
+          default: String(DEFAULT_DRAIN_TIMEOUT_MS),
         },
         history: { type: "string", default: String(DEFAULT_LIMITS.history) },
         "max-users": {
@@ -126,6 +146,18 @@ export function parseFlags(
       1,
       2 ** 30,
     ),
+    bodyTimeoutMs: wholeNumber(
+      "--body-timeout-ms",
+      values["body-timeout-ms"],
+      1,
+      3_600_000,
+    ),
+    drainTimeoutMs: wholeNumber(
+      "--drain-timeout-ms",
+      values["drain-timeout-ms"],
+      0,
+      3_600_000,
+    ),
     history: wholeNumber("--history", values.history, 5, 10_000_000),
     maxUsers: wholeNumber("--max-users", values["max-users"], 1, 100_000_000),
     quiet: values.quiet,
@@ -148,6 +180,7 @@ export function flagsFromEnv(
     const flag of [
       "service",
       "max-body-bytes",
+      "body-timeout-ms",
       "history",
       "max-users",
       "redis-prefix",

@@ -80,7 +80,18 @@ export function authenticate(
   store: Store,
 ): Awaitable<Credential | null> {
   const credential = parseCredential(req.headers.get(TOKEN_HEADER));
-  if (credential === null) return null;
+  return credential === null ? null : recheck(credential, store);
+}
+
+/**
+ * `credential` again when it still authenticates, else `null`: a request
+ * that waited (for its body, say) checks again before acting, so a user
+ * removed meanwhile, or a name that found a new owner, cannot act.
+ */
+export function recheck(
+  credential: Credential,
+  store: Store,
+): Awaitable<Credential | null> {
   const stored = store.tokenOf(credential.name);
   return stored instanceof Promise
     ? stored.then((token) => check(credential, token))

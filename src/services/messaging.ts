@@ -5,7 +5,6 @@
  * @module
  */
 
-import { readText } from "../http/body.ts";
 import { lastValueCache } from "../http/last_value_cache.ts";
 import {
   encodeJson,
@@ -16,9 +15,9 @@ import {
 } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
-import { authenticate } from "./auth.ts";
+import { authenticate, recheck } from "./auth.ts";
 import { checkMessage } from "./message_check.ts";
-import { resolveMaxBodyBytes, type ServiceOptions } from "./service_options.ts";
+import { bodyReaderOf, type ServiceOptions } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "./token.ts";
 import { nameError, nameProblem } from "./user_name.ts";
@@ -34,7 +33,7 @@ const unauthorized = () => statusResponse(401);
 /** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
 export function messagingRoutes(options: ServiceOptions = {}): Routes {
   const store = options.store ?? new MemoryStore();
-  const maxBodyBytes = resolveMaxBodyBytes(options);
+  const body = bodyReaderOf(options);
   const messagesBody = lastValueCache((json: string) => encoder.encode(json));
   const answerMessages = (json: string) => jsonResponse(messagesBody(json));
   // The store hands back the same list until it changes, so its JSON is
@@ -44,7 +43,7 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
   );
 
   async function register(req: Request): Promise<Response> {
-    const name = await readText(req, maxBodyBytes);
+    const name = await body.text(req);
     if (name === null) {
       return errorResponse([nameError("Name is not valid UTF-8")]);
     }
@@ -91,7 +90,10 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
   async function postMessage(req: Request): Promise<Response> {
     const user = await authenticate(req, store);
     if (user === null) return unauthorized();
-    const check = checkMessage(await readText(req, maxBodyBytes), user.name);
+    const text = await body.text(req);
+    // The body may have taken seconds: the token must still hold now.
+    if ((await recheck(user, store)) === null) return unauthorized();
+    const check = checkMessage(text, user.name);
     if (!check.ok) return errorResponse(check.errors);
     await store.addMessage(JSON.stringify(check.message));
     return jsonResponse(ADDED_BODY);

@@ -4,13 +4,12 @@
  * @module
  */
 
-import { readText } from "../http/body.ts";
 import { lastValueCache } from "../http/last_value_cache.ts";
 import { encodeJson, errorResponse, jsonResponse } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { quoteErrors } from "./quote_check.ts";
-import { resolveMaxBodyBytes, type ServiceOptions } from "./service_options.ts";
+import { bodyReaderOf, type ServiceOptions } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 
 const NULL_BODY = encodeJson(null);
@@ -18,7 +17,7 @@ const NULL_BODY = encodeJson(null);
 /** The quote service's route table, for composing with other services. */
 export function quoteRoutes(options: ServiceOptions = {}): Routes {
   const store = options.store ?? new MemoryStore();
-  const maxBodyBytes = resolveMaxBodyBytes(options);
+  const body = bodyReaderOf(options);
   const quoteBody = lastValueCache(encodeJson);
   const answer = (quote: string) => jsonResponse(quoteBody(quote));
 
@@ -29,7 +28,7 @@ export function quoteRoutes(options: ServiceOptions = {}): Routes {
         return quote instanceof Promise ? quote.then(answer) : answer(quote);
       },
       async POST(req) {
-        const text = await readText(req, maxBodyBytes);
+        const text = await body.text(req);
         if (text === null) {
           return errorResponse([{
             location: "body",

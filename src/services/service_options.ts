@@ -3,10 +3,14 @@
  * @module
  */
 
+import { type BodyReader, createBodyReader } from "../http/body.ts";
 import type { Store } from "../store/store.ts";
 
 /** The contract's default request body limit, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 65_536;
+
+/** The contract's default time a request body may take to arrive, in milliseconds. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
 /**
  * Options of `createMessagingService` and `createQuoteService`.
@@ -23,13 +27,30 @@ export interface ServiceOptions {
   store?: Store;
   /** The largest request body read, in bytes; larger ones are answered 413. Default 65,536. */
   maxBodyBytes?: number;
+  /** How long a request body may take to arrive, in milliseconds; slower ones are answered 408. Default 10,000. */
+  bodyTimeoutMs?: number;
+  /** Aborted when the server stops: body reads still waiting are answered 503 at once. */
+  signal?: AbortSignal;
 }
 
-/** Checks a body limit and fills in the default. */
-export function resolveMaxBodyBytes(options: ServiceOptions): number {
-  const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new RangeError("maxBodyBytes must be a whole number of at least 1");
+function wholeAtLeastOne(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be a whole number of at least 1`);
   }
-  return limit;
+  return value;
+}
+
+/** The body reader the options describe, with the defaults filled in. */
+export function bodyReaderOf(options: ServiceOptions): BodyReader {
+  return createBodyReader({
+    maxBytes: wholeAtLeastOne(
+      options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      "maxBodyBytes",
+    ),
+    timeoutMs: wholeAtLeastOne(
+      options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+      "bodyTimeoutMs",
+    ),
+    signal: options.signal,
+  });
 }

@@ -25,6 +25,8 @@ export interface RedisServer {
   pause(): void;
   /** Thaws it (SIGCONT). */
   resume(): void;
+  /** Runs one command through `redis-cli` and returns what it printed. */
+  cli(...args: string[]): Promise<string>;
 }
 
 async function waitForPort(port: number): Promise<void> {
@@ -85,5 +87,13 @@ export async function startRedis(): Promise<RedisServer> {
     restart: spawn,
     pause: () => child.kill("SIGSTOP"),
     resume: () => child.kill("SIGCONT"),
+    async cli(...args) {
+      const out = await new Deno.Command("redis-cli", {
+        args: ["-p", String(port), ...args],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return new TextDecoder().decode(out.stdout).trim();
+    },
   };
 }

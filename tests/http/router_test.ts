@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createRouter, mergeRoutes, pathOf } from "../../src/http/router.ts";
-import { readText } from "../../src/http/body.ts";
+import { createRouter, mergeRoutes } from "../../src/http/router.ts";
+import { createBodyReader } from "../../src/http/body.ts";
 import { HttpError } from "../../src/http/http_error.ts";
 import { jsonResponse, statusResponse } from "../../src/http/response.ts";
 import { call, CONTENT_TYPE } from "../_support/call.ts";
@@ -8,6 +8,7 @@ import { call, CONTENT_TYPE } from "../_support/call.ts";
 /** An error of another layer, which only the mapper the router is given knows. */
 class Gone extends Error {}
 
+const echoBody = createBodyReader({ maxBytes: 8, timeoutMs: 10_000 });
 const faults: unknown[] = [];
 const router = createRouter({
   "/": { GET: () => jsonResponse('"root"'), POST: () => jsonResponse("1") },
@@ -32,19 +33,11 @@ const router = createRouter({
     },
   },
   "/echo": {
-    POST: async (req) => jsonResponse(JSON.stringify(await readText(req, 8))),
+    POST: async (req) => jsonResponse(JSON.stringify(await echoBody.text(req))),
   },
 }, {
   logFault: (error) => faults.push(error),
   mapError: (error) => error instanceof Gone ? statusResponse(503) : undefined,
-});
-
-Deno.test("pathOf takes the path of an absolute URL, without the query", () => {
-  assert.equal(pathOf("http://h:8000/users?x=1"), "/users");
-  assert.equal(pathOf("http://h/"), "/");
-  assert.equal(pathOf("http://h"), "/");
-  assert.equal(pathOf("http://[::1]:80/quote"), "/quote");
-  assert.equal(pathOf("http://h/a/b?c=/d"), "/a/b");
 });
 
 Deno.test("an unknown path is 404 with the JSON body", async () => {

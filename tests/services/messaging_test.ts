@@ -450,3 +450,54 @@ Deno.test("tokens stay distinct across many registrations", async () => {
   }
   assert.equal(seen.size, 1100);
 });
+
+storeTest(
+  "a user removed while their post's body is on its way cannot post, not even as the name's new owner",
+  async (store) => {
+    const svc = service(store);
+    const old = await register(svc, "mallory");
+    let finish = (_: string) => {};
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"text":'));
+        finish = (rest) => {
+          controller.enqueue(new TextEncoder().encode(rest));
+          controller.close();
+        };
+      },
+    });
+    const posting = call(svc, "POST", "/", { token: old, body });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(
+      (await call(svc, "DELETE", "/users", { token: old })).status,
+      200,
+    );
+    await register(svc, "mallory");
+    finish('"hijack"}');
+    const res = await posting;
+    assert.equal(res.status, 401);
+    assert.deepEqual(res.json, UNAUTHORIZED);
+    assert.deepEqual(await messages(svc), []);
+  },
+);
+
+storeTest(
+  "a post whose body stalls past the deadline is 408 and stores nothing",
+  async (store) => {
+    const svc = createMessagingService({ store, bodyTimeoutMs: 50 });
+    const token = await register(svc, "slow");
+    const stalled = new ReadableStream({ pull: () => new Promise(() => {}) });
+    const res = await call(svc, "POST", "/", { token, body: stalled });
+    assert.equal(res.status, 408);
+    assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
+    assert.deepEqual(res.json, {
+      status: "error",
+      errors: [{
+        location: "body",
+        name: "body",
+        description: "Request body did not arrive within 0.05 s",
+      }],
+    });
+    assert.deepEqual(await messages(svc), []);
+  },
+);

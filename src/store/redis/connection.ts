@@ -122,6 +122,14 @@ export async function connect(
         >)[script](keys, args),
       );
     },
+    async time() {
+      const [seconds, micros] = await command(
+        client.sendCommand<[string, string]>(["TIME"]),
+      );
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    },
+    setIfAbsent: async (key, value) =>
+      (await command(client.set(key, value, { condition: "NX" }))) === "OK",
     get: (key) => command(client.get(key)),
     hGet: (key, field) => command(client.hGet(key, field)),
     lRange: (key, start, stop) => command(client.lRange(key, start, stop)),

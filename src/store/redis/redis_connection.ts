@@ -16,6 +16,10 @@ export interface RedisConnection {
   onReady(listener: () => void): void;
   /** Runs one of the store's scripts. */
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
+  /** Redis's clock (`TIME`), in milliseconds since the epoch. */
+  time(): Promise<number>;
+  /** `SET key value NX`: whether it was set. */
+  setIfAbsent(key: string, value: string): Promise<boolean>;
   /** `GET`. */
   get(key: string): Promise<string | null>;
   /** `HGET`. */

@@ -32,7 +32,7 @@ import {
 } from "../store.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
-import { REMOVED } from "./scripts.ts";
+import { LATE, REMOVED, type ScriptName } from "./scripts.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -50,6 +50,8 @@ export interface RedisStoreOptions extends StoreLimits {
   prefix?: string;
   /** How long one command may wait for its reply before the request is answered 503. Default 1,000 ms. */
   commandTimeoutMs?: number;
+  /** How many commands may wait for Redis at once; past it requests are answered 503 at once and nothing is queued. Default 1,000. */
+  maxPendingCommands?: number;
   /** How long a connection attempt may take. Default 2,000 ms. */
   connectTimeoutMs?: number;
   /** Told when the connection is lost or restored. Default: a line on standard error. */
@@ -67,8 +69,12 @@ function keysOf(prefix: string) {
     messages: `${prefix}messages`,
     quote: `${prefix}quote`,
     channel: `${prefix}changes`,
+    generation: `${prefix}generation`,
   };
 }
+
+/** How often the store checks that Redis still holds its data (and reads Redis's clock). */
+const CHECK_INTERVAL_MS = 1000;
 
 /**
  * Keeps users, messages and the quote in Redis.
@@ -93,6 +99,19 @@ export class RedisStore implements Store {
   #copies: { [K in keyof Shared]: LocalCopy<Shared[K]> };
   #tokens: KeptTokens;
   #messagesLimit = 0;
+  #pending = 0;
+  #maxPending: number;
+  /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
+  #clock = { offset: 0, error: 0 };
+  /**
+   * The id written under the generation key when this data set began. A
+   * Redis emptied under the service (FLUSHALL, or a restart without
+   * persistence) loses it, and no change notice says so: every copy and
+   * kept token is dropped then.
+   */
+  #generation: string | null = null;
+  #checker: ReturnType<typeof setInterval>;
+  #checking = false;
 
   private constructor(
     client: RedisConnection,
@@ -100,6 +119,7 @@ export class RedisStore implements Store {
     prefix: string,
     limits: Required<StoreLimits>,
     timeoutMs: number,
+    maxPending: number,
   ) {
     this.#client = client;
     this.#subscriber = subscriber;
@@ -107,6 +127,12 @@ export class RedisStore implements Store {
     this.#history = limits.history;
     this.#maxUsers = limits.maxUsers;
     this.#timeoutMs = timeoutMs;
+    this.#maxPending = maxPending;
+    // A failed check is tried again at the next tick.
+    this.#checker = setInterval(
+      () => this.#check().catch(() => {}),
+      CHECK_INTERVAL_MS,
+    );
     this.#subscription = {
       live: () => this.#subscriber.isReady,
       epoch: () => this.#epoch,
@@ -145,9 +171,69 @@ export class RedisStore implements Store {
       options.prefix ?? "lms:",
       limits,
       options.commandTimeoutMs ?? 1000,
+      options.maxPendingCommands ?? 1000,
     );
-    await store.#listen();
+    try {
+      await store.#listen();
+      await store.#check();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
     return store;
+  }
+
+  /**
+   * Reads Redis's clock (for the write fences) and checks the generation
+   * key; adopts a new generation, dropping every copy, when it is gone.
+   */
+  async #check(): Promise<void> {
+    if (this.#checking) return;
+    this.#checking = true;
+    try {
+      const before = Date.now();
+      const [redisNow, generation] = await Promise.all([
+        this.#client.time(),
+        this.#client.get(this.#keys.generation),
+      ]);
+      const after = Date.now();
+      this.#clock = {
+        offset: redisNow - (before + after) / 2,
+        error: (after - before) / 2 + 1,
+      };
+      if (generation !== null && generation === this.#generation) return;
+      if (this.#generation !== null) this.#emptied();
+      const fresh = crypto.randomUUID();
+      await this.#client.setIfAbsent(this.#keys.generation, fresh);
+      this.#generation = await this.#client.get(this.#keys.generation);
+    } catch (error) {
+      // The next check tries again; requests meanwhile see Redis's state.
+      if (this.#generation === null) throw error;
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  /** Redis lost its data: nothing kept locally may be served any more. */
+  #emptied(): void {
+    this.#generation = null;
+    this.#epoch++;
+  }
+
+  /**
+   * Loads a copy together with the generation key, in one round trip: a
+   * copy read from a Redis that was emptied since is not kept.
+   */
+  async #load<T>(read: () => Promise<T>): Promise<T> {
+    const [value, generation] = await Promise.all([
+      read(),
+      this.#bounded(() => this.#client.get(this.#keys.generation)),
+    ]);
+    if (generation !== this.#generation) {
+      this.#emptied();
+      this.#check().catch(() => {});
+    }
+    return value;
   }
 
   async #listen(): Promise<void> {
@@ -177,32 +263,81 @@ export class RedisStore implements Store {
    * waited the command timeout. node-redis's own timeout stops counting
    * once a command is written, so a Redis that stops reading (frozen, or a
    * network that drops packets) would otherwise hold the request forever.
-   * The command itself stays queued, so later replies still pair up.
+   * A command that timed out stays queued in the client until Redis
+   * answers, so at most `maxPendingCommands` may wait at once: past it the
+   * command is not sent at all. `onLate` sees the answer of a command that
+   * came after its request was answered 503.
    */
-  #bounded<T>(command: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new StoreUnavailableError("Redis did not answer in time")),
-        this.#timeoutMs,
+  #bounded<T>(
+    command: () => Promise<T>,
+    onLate?: (value: T) => void,
+  ): Promise<T> {
+    if (this.#pending >= this.#maxPending) {
+      return Promise.reject(
+        new StoreUnavailableError("too many commands are waiting for Redis"),
       );
-      command.then((value) => {
+    }
+    this.#pending++;
+    return new Promise<T>((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        reject(new StoreUnavailableError("Redis did not answer in time"));
+      }, this.#timeoutMs);
+      command().then((value) => {
+        this.#pending--;
         clearTimeout(timer);
-        resolve(value);
+        if (timedOut) onLate?.(value);
+        else resolve(value);
       }, (error) => {
+        this.#pending--;
         clearTimeout(timer);
         reject(error);
       });
     });
   }
 
+  /**
+   * Runs a write script, fenced: its last argument is the moment, in
+   * Redis's clock, after which Redis refuses to apply it, set before this
+   * request is answered 503 (less the clock's uncertainty and a margin for
+   * the reply's way back).
+   */
+  async #write(
+    script: ScriptName,
+    keys: string[],
+    args: string[],
+    onLate?: (value: unknown) => void,
+  ): Promise<unknown> {
+    const margin = Math.min(100, this.#timeoutMs / 4);
+    const fence = Date.now() + this.#timeoutMs - margin + this.#clock.offset -
+      this.#clock.error;
+    const result = await this.#bounded(
+      () =>
+        this.#client.run(script, keys, [...args, String(Math.floor(fence))]),
+      onLate,
+    );
+    if (result === LATE) {
+      throw new StoreUnavailableError("Redis ran the write too late");
+    }
+    return result;
+  }
+
   /** Stores the user unless taken or full, in one script. */
   async registerUser(name: string, token: string): Promise<RegisterResult> {
     const { users, order, sequence, channel } = this.#keys;
-    const result = await this.#bounded(this.#client.run(
+    const result = await this.#write(
       "register",
       [users, order, sequence, channel],
       [name, token, String(this.#maxUsers)],
-    ));
+      // Answered 503, yet applied: the fence's margin was not enough for
+      // the reply's way back. Nobody has this token, so take it back.
+      (late) => {
+        if (late === "registered") {
+          this.removeUser(name, token).catch(() => {});
+        }
+      },
+    );
     if (result === "registered") {
       // A token this process kept for an earlier holder of the name, whose
       // removal notice may still be on its way, must not outlive this.
@@ -216,16 +351,17 @@ export class RedisStore implements Store {
   tokenOf(name: string): Awaitable<string | undefined> {
     return this.#tokens.tokenOf(
       name,
-      () => this.#bounded(this.#client.hGet(this.#keys.users, name)),
+      () => this.#bounded(() => this.#client.hGet(this.#keys.users, name)),
     );
   }
 
   /** Removes `name` while its token is still `token`, in one script. */
   async removeUser(name: string, token: string): Promise<boolean> {
     const { users, order, channel } = this.#keys;
-    const removed = await this.#bounded(
-      this.#client.run("remove", [users, order, channel], [name, token]),
-    );
+    const removed = await this.#write("remove", [users, order, channel], [
+      name,
+      token,
+    ]);
     if (Number(removed) !== 1) return false;
     this.#tokens.forget(name);
     this.#copies.users.changed();
@@ -234,20 +370,20 @@ export class RedisStore implements Store {
 
   /** Names in registration order, from the local copy while it is current. */
   listUsers(): Awaitable<string[]> {
-    return this.#copies.users.read(
-      () => this.#bounded(this.#client.zRange(this.#keys.order, 0, -1)),
+    return this.#copies.users.read(() =>
+      this.#load(() =>
+        this.#bounded(() => this.#client.zRange(this.#keys.order, 0, -1))
+      )
     );
   }
 
   /** Inserts the message, trims to the history bound and tells every process, in one script. */
   async addMessage(message: string): Promise<void> {
     const { messages, channel } = this.#keys;
-    await this.#bounded(
-      this.#client.run("addMessage", [messages, channel], [
-        message,
-        String(this.#history),
-      ]),
-    );
+    await this.#write("addMessage", [messages, channel], [
+      message,
+      String(this.#history),
+    ]);
     this.#copies.messages.changed();
   }
 
@@ -257,34 +393,39 @@ export class RedisStore implements Store {
       this.#messagesLimit = limit;
       this.#copies.messages.changed();
     }
-    return this.#copies.messages.read(async () => {
-      const items = await this.#bounded(
-        this.#client.lRange(this.#keys.messages, 0, limit - 1),
-      );
-      return `[${items.join(",")}]`;
-    });
+    return this.#copies.messages.read(() =>
+      this.#load(async () => {
+        const items = await this.#bounded(() =>
+          this.#client.lRange(this.#keys.messages, 0, limit - 1)
+        );
+        return `[${items.join(",")}]`;
+      })
+    );
   }
 
   /** The current quote. */
   getQuote(): Awaitable<string> {
-    return this.#copies.quote.read(async () => {
-      const quote = await this.#bounded(this.#client.get(this.#keys.quote));
-      return quote ?? INITIAL_QUOTE;
-    });
+    return this.#copies.quote.read(() =>
+      this.#load(async () => {
+        const quote = await this.#bounded(() =>
+          this.#client.get(this.#keys.quote)
+        );
+        return quote ?? INITIAL_QUOTE;
+      })
+    );
   }
 
   /** Replaces the quote and tells every process, in one script. */
   async setQuote(quote: string): Promise<void> {
-    await this.#bounded(
-      this.#client.run("setQuote", [this.#keys.quote, this.#keys.channel], [
-        quote,
-      ]),
-    );
+    await this.#write("setQuote", [this.#keys.quote, this.#keys.channel], [
+      quote,
+    ]);
     this.#copies.quote.changed();
   }
 
   /** Closes both connections. */
   async close(): Promise<void> {
+    clearInterval(this.#checker);
     await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);
   }
 }
