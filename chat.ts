@@ -2,9 +2,9 @@
  * `deno task chat`: a terminal chat over the messaging service.
  *
  * In a terminal it draws the 5 newest messages above the line being typed,
- * red ones in red, and redraws them when they change; over a pipe it reads
- * one line per message or command and writes each new message as one line,
- * for scripts. Commands: `/red`, `/black`, `/users`, `/help`, `/quit` (also
+ * red ones in red, and redraws them as they arrive on the service's event
+ * stream; over a pipe it reads one line per message or command and writes
+ * each new message as one line, for scripts. Commands: `/red`, `/black`, `/users`, `/help`, `/quit` (also
  * Ctrl-C and Ctrl-D), which unregisters before it exits.
  * @module
  */
@@ -25,8 +25,8 @@ const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
 In the chat: /red and /black pick the color of what you send, /users lists
 who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.`;
 
-/** How often the newest messages are fetched. */
-const REFRESH_MS = 1000;
+/** How often joining is tried again while the service is unreachable. */
+const RETRY_MS = 1000;
 
 const ESC = "\x1b";
 const RED = `${ESC}[31m`;
@@ -42,8 +42,8 @@ function printable(text: unknown): string {
 interface Terminal {
   /** The next line typed, or `null` when the user leaves (end of input, Ctrl-C, Ctrl-D). */
   readLine(): Promise<string | null>;
-  /** Shows the newest messages (newest first, as the service sends them). */
-  showMessages(messages: Message[]): void;
+  /** Shows `message`, just stored, among the newest ones (`newest`, newest first). */
+  showMessage(message: Message, newest: Message[]): void;
   /** Shows a notice: a command's answer, an error, the service's state. */
   notice(text: string): void;
   /** Sets what precedes the line being typed. */
@@ -61,7 +61,6 @@ function pipeTerminal(): Terminal {
     .pipeThrough(new TextDecoderStream())
     .getReader();
   let pending = "";
-  let shown: string[] = [];
   return {
     async readLine() {
       while (!pending.includes("\n")) {
@@ -78,16 +77,9 @@ function pipeTerminal(): Terminal {
       pending = pending.slice(at + 1);
       return line;
     },
-    showMessages(messages) {
-      const now = messages.map((m) => JSON.stringify(m));
-      // The new messages are those above the newest one already shown.
-      const known = shown.length ? now.indexOf(shown[0]) : -1;
-      const fresh = messages.slice(0, known === -1 ? now.length : known);
-      for (const m of fresh.reverse()) {
-        const color = m.color === "red" ? " (red)" : "";
-        write(`${printable(m.user)}${color}: ${printable(m.text)}\n`);
-      }
-      shown = now;
+    showMessage(m) {
+      const color = m.color === "red" ? " (red)" : "";
+      write(`${printable(m.user)}${color}: ${printable(m.text)}\n`);
     },
     notice(text) {
       write(`* ${text}\n`);
@@ -171,9 +163,8 @@ function ttyTerminal(title: () => string): Terminal {
         write(key);
       }
     },
-    showMessages(next) {
-      if (JSON.stringify(next) === JSON.stringify(messages)) return;
-      messages = next;
+    showMessage(_, newest) {
+      messages = newest;
       draw();
     },
     notice(text) {
@@ -244,7 +235,7 @@ export async function chat(
     } catch (error) {
       if (unreachable(error)) {
         reachable(false);
-        await sleep(REFRESH_MS);
+        await sleep(RETRY_MS);
         continue;
       }
       if (!(error instanceof ServiceError)) throw error;
@@ -255,22 +246,39 @@ export async function chat(
   term.setPrompt("> ");
   term.notice(`Joined as ${client.name}. Type a message, or /help.`);
 
-  let refreshing = false;
-  const refresh = async () => {
-    if (refreshing) return;
-    refreshing = true;
+  // Messages arrive on the event stream as they are stored; the stream
+  // reconnects by itself with Last-Event-ID, so nothing retained is missed.
+  const newest: Message[] = [];
+  const following = new AbortController();
+  let streamLost = false;
+  const follow = (async () => {
     try {
-      term.showMessages(await client.messages());
-      reachable(true);
+      for await (
+        const event of client.events({
+          signal: following.signal,
+          onReconnect() {
+            if (!streamLost) {
+              term.notice("Lost the live stream; reconnecting every second.");
+            }
+            streamLost = true;
+          },
+        })
+      ) {
+        if (streamLost) term.notice("Reconnected to the live stream.");
+        streamLost = false;
+        if (event.type === "gap") {
+          term.notice(`${event.missed} messages went by while away.`);
+          continue;
+        }
+        newest.unshift(event.message);
+        newest.length = Math.min(newest.length, 5);
+        term.showMessage(event.message, newest);
+      }
     } catch (error) {
-      if (!unreachable(error) && !(error instanceof ServiceError)) throw error;
-      reachable(false);
-    } finally {
-      refreshing = false;
+      if (!(error instanceof ServiceError)) throw error;
+      term.notice(`The live stream was refused: ${error.message}`);
     }
-  };
-  await refresh();
-  const timer = setInterval(refresh, REFRESH_MS);
+  })();
 
   const sendIn = (next: "red" | "black") => () => {
     color = next;
@@ -292,10 +300,7 @@ export async function chat(
         "/red, /black: the color you send in; /users: who is here; /quit: leave",
       )],
   ]);
-  const send = async (text: string) => {
-    await client.post(text, { color });
-    await refresh();
-  };
+  const send = (text: string) => client.post(text, { color });
 
   // In raw mode Ctrl-C arrives as a key; a signal still ends the chat as /quit does.
   const quit = Promise.withResolvers<void>();
@@ -330,7 +335,8 @@ export async function chat(
       }
     }
   } finally {
-    clearInterval(timer);
+    following.abort();
+    await follow;
     Deno.removeSignalListener("SIGINT", onSignal);
     Deno.removeSignalListener("SIGTERM", onSignal);
     term.restore();

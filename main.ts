@@ -28,6 +28,9 @@ import { type Store, StoreUnavailableError } from "./src/store/store.ts";
 const EXIT_GRACE_MS = 1000;
 
 async function serve(config: Config, store: Store): Promise<void> {
+  // Aborted when stopping begins: event streams end, so that shutdown does
+  // not wait for their readers.
+  const stopping = new AbortController();
   // Aborted at the drain deadline: bodies still arriving are answered 503.
   const deadline = new AbortController();
   const app = createHandler({
@@ -35,18 +38,22 @@ async function serve(config: Config, store: Store): Promise<void> {
     store,
     maxBodyBytes: config.maxBodyBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
+    heartbeatMs: config.heartbeatMs,
+    maxStreams: config.maxStreams,
     signal: deadline.signal,
+    stopSignal: stopping.signal,
   });
   const { handler, drain } = drainable(
     config.quiet ? app : withRequestLog(app),
   );
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
-  let stopping: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   const stop = () => {
-    stopping ??= (async () => {
+    stopped ??= (async () => {
       // Whatever clients do, the process is gone soon after the deadline.
       setTimeout(() => Deno.exit(0), config.drainTimeoutMs + EXIT_GRACE_MS);
+      stopping.abort();
       await drain(config.drainTimeoutMs);
       deadline.abort();
       await drain(EXIT_GRACE_MS / 2);

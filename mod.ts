@@ -33,8 +33,11 @@ export { MemoryStore } from "./src/store/memory_store.ts";
 export { openStore, type OpenStoreOptions } from "./src/store/open_store.ts";
 export {
   type Awaitable,
+  type RecentMessages,
   type RegisterResult,
   type Store,
+  type StoredMessage,
+  type StoreEvent,
   type StoreLimits,
   StoreUnavailableError,
 } from "./src/store/store.ts";
@@ -44,7 +47,9 @@ export {
 } from "./src/openapi/openapi_document.ts";
 export {
   type ClientOptions,
+  type FollowOptions,
   type Message,
+  type MessageStreamEvent,
   MessagingClient,
   QuoteClient,
   ServiceError,

@@ -1,7 +1,7 @@
 /**
  * The entry for `deno serve`, which owns the socket and can run one worker
  * per core (`deno serve --parallel`). It takes no flags: the `LMS_*`
- * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`, `LMS_BODY_TIMEOUT_MS`,
+ * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`, `LMS_BODY_TIMEOUT_MS`, `LMS_HEARTBEAT_MS`, `LMS_MAX_STREAMS`,
  * `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`, and `LMS_QUIET=1`).
  *
  * ```sh
@@ -28,6 +28,9 @@ import { StoreUnavailableError } from "./src/store/store.ts";
  * prevent forever.
  */
 const resources: { close(): unknown }[] = [];
+/** Aborted on SIGINT or SIGTERM: event streams end, so deno serve need not wait for their readers. */
+const stopping = new AbortController();
+resources.push({ close: () => stopping.abort() });
 let started = false;
 const release = () => {
   // Until this module is evaluated deno serve has no server to stop and
@@ -79,6 +82,9 @@ async function start(): Promise<Deno.ServeDefaultExport> {
       service: config.service,
       maxBodyBytes: config.maxBodyBytes,
       bodyTimeoutMs: config.bodyTimeoutMs,
+      heartbeatMs: config.heartbeatMs,
+      maxStreams: config.maxStreams,
+      stopSignal: stopping.signal,
       store,
     });
     return {

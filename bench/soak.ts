@@ -291,9 +291,9 @@ const sampler = setInterval(() => {
 }, 1000);
 
 console.log(
-  `soak: ${minutes} min, store ${flags.store}, ${workers} load workers, stalled/slow/truncated clients${
-    redis ? ", Redis killed at 40% and frozen at 70%" : ""
-  }`,
+  `soak: ${minutes} min, store ${flags.store}, ${workers} load workers, hostile clients: ${
+    hostile.join(", ") || "none"
+  }${redis ? ", Redis killed at 40% and frozen at 70%" : ""}`,
 );
 const baselineRss = rssMb();
 await Promise.all([
@@ -328,9 +328,11 @@ for (const event of events) console.log(`event: ${event}`);
 console.log(
   `RSS: start ${baselineRss.toFixed(1)} MB, early ${
     earlyRss.toFixed(1)
-  } MB, peak ${peakRss.toFixed(1)} MB, last 30 s ${
-    lateRss.toFixed(1)
-  } MB: memory came back: ${memoryBack ? "yes" : "NO"}`,
+  } MB, peak ${peakRss.toFixed(1)} MB, last 30 s ${lateRss.toFixed(1)} MB (${
+    (slope * 60).toFixed(1)
+  } MB/min over the second half): memory came back: ${
+    memoryBack ? "yes" : "NO"
+  }`,
 );
 console.log(
   `p99: early ${earlyP99.toFixed(1)} ms, last 30 s ${

@@ -203,3 +203,24 @@ Deno.test({
     });
   },
 });
+
+Deno.test("chat follows the event stream: no polling, and identical messages are each shown", async () => {
+  const server = await startServer([]);
+  try {
+    const bob = new MessagingClient(server.url);
+    await bob.register("bob");
+    const chat = startChat([`--url=${server.url}`, "--name=carol"]);
+    await chat.waitFor("Joined as carol.");
+    await bob.post("same");
+    await bob.post("same");
+    await chat.waitFor("bob: same\nbob: same\n");
+    await new Promise((r) => setTimeout(r, 1500));
+    const log = server.stderr();
+    assert.match(log, /GET \/events 200/);
+    assert.doesNotMatch(log, /GET \/ 200/, "the chat never polls GET /");
+    await chat.type("/quit");
+    assert.equal((await chat.status()).code, 0);
+  } finally {
+    await server.stop();
+  }
+});

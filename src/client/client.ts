@@ -14,7 +14,14 @@
  * @module
  */
 
-import type { ErrorEntry } from "../http/response.ts";
+import {
+  followEventStream,
+  type FollowOptions,
+} from "./event_stream_client.ts";
+import { ServiceError } from "./service_error.ts";
+
+export { ServiceError };
+export type { FollowOptions };
 
 export type { ErrorEntry, ErrorLocation } from "../http/response.ts";
 
@@ -40,51 +47,24 @@ export interface Message {
 }
 
 /**
- * A call the service answered with an error status. `errors` holds the
- * entries of the contract's 400-style envelope (400, 413, and 503 for a full
- * user list); it is empty for the `{status, message}` answers (401, 404, 405,
- * 500, and 503 when the store is unreachable). A call that needs a token
- * made without one fails the same way, as 401 `Not registered`, without
- * asking the service. Failures to reach the service at all are `fetch`'s
- * own `TypeError`, not this.
+ * What {@linkcode MessagingClient.events} yields: a message with its id, or
+ * how many messages were missed because the history no longer held them.
  *
- * @example Telling a taken name apart
+ * @example Printing the stream
  * ```ts
- * import { MessagingClient, ServiceError } from "@lms/light-messaging/client";
- * try {
- *   await new MessagingClient("http://localhost:8000/").register("alice");
- * } catch (error) {
- *   if (error instanceof ServiceError && error.status === 400) {
- *     console.log(error.errors[0].description); // This user exists!
- *   } else throw error;
+ * import { MessagingClient, type MessageStreamEvent } from "@lms/light-messaging/client";
+ * const show = (event: MessageStreamEvent) =>
+ *   event.type === "gap"
+ *     ? `(${event.missed} missed)`
+ *     : `${event.id} ${event.message.user}: ${event.message.text}`;
+ * for await (const event of new MessagingClient("http://localhost:8000/").events()) {
+ *   console.log(show(event));
  * }
  * ```
  */
-export class ServiceError extends Error {
-  /** The HTTP status. */
-  readonly status: number;
-  /** The error entries, in the service's order. */
-  readonly errors: readonly ErrorEntry[];
-
-  /** Builds the error from an answer's status and parsed body. */
-  constructor(status: number, body: unknown) {
-    const errors = isEnvelope(body) ? body.errors : [];
-    const message = errors.length > 0
-      ? errors.map((e) => e.description).join("; ")
-      : typeof (body as { message?: unknown })?.message === "string"
-      ? (body as { message: string }).message
-      : `HTTP ${status}`;
-    super(message);
-    this.name = "ServiceError";
-    this.status = status;
-    this.errors = errors;
-  }
-}
-
-function isEnvelope(body: unknown): body is { errors: ErrorEntry[] } {
-  return typeof body === "object" && body !== null &&
-    Array.isArray((body as { errors?: unknown }).errors);
-}
+export type MessageStreamEvent =
+  | { type: "message"; id: number; message: Message }
+  | { type: "gap"; missed: number };
 
 /**
  * Options of both clients.
@@ -120,6 +100,11 @@ class JsonClient {
     this.#base = new URL(baseUrl);
     if (!this.#base.pathname.endsWith("/")) this.#base.pathname += "/";
     this.#fetch = options.fetch ?? fetch;
+  }
+
+  /** Follows the event stream at `path`. */
+  follow(path: string, options?: FollowOptions) {
+    return followEventStream(this.#fetch, new URL(path, this.#base), options);
   }
 
   async request<T>(
@@ -241,6 +226,27 @@ export class MessagingClient {
   async messages(): Promise<Message[]> {
     return await this.#http.request<Message[]>("GET", "");
   }
+
+  /**
+   * Messages as they are stored (`GET /events`): first the newest five (or,
+   * with `lastEventId`, every retained one after it), then each new one,
+   * reconnecting with `Last-Event-ID` whenever the connection drops so none
+   * is missed while the history holds it. A `gap` says how many were
+   * missed because they had already left the history.
+   */
+  async *events(options?: FollowOptions): AsyncGenerator<MessageStreamEvent> {
+    for await (const event of this.#http.follow("events", options)) {
+      if (event.event === "message") {
+        yield {
+          type: "message",
+          id: Number(event.id),
+          message: JSON.parse(event.data),
+        };
+      } else if (event.event === "gap") {
+        yield { type: "gap", missed: JSON.parse(event.data).missed };
+      }
+    }
+  }
 }
 
 /**
@@ -270,5 +276,12 @@ export class QuoteClient {
   /** `POST /quote`: replaces the quote; a refused quote throws with the failed checks. */
   async set(quote: string): Promise<void> {
     await this.#http.request<null>("POST", "quote", { body: quote });
+  }
+
+  /** The quote now (`GET /quote/events`), then each replacement, reconnecting whenever the connection drops. */
+  async *events(options?: FollowOptions): AsyncGenerator<string> {
+    for await (const event of this.#http.follow("quote/events", options)) {
+      if (event.event === "quote") yield JSON.parse(event.data);
+    }
   }
 }

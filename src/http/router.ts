@@ -22,8 +22,8 @@ import { statusResponse } from "./response.ts";
  */
 export type Handler = (req: Request) => Response | Promise<Response>;
 
-/** The methods a route may serve; `HEAD` is derived from `GET`. */
-export type Method = "GET" | "POST" | "DELETE";
+/** The methods a route may serve; `HEAD` is derived from `GET` unless the route gives its own (an endless stream must). */
+export type Method = "GET" | "HEAD" | "POST" | "DELETE";
 
 /** The route table: path, then method, then handler. */
 export type Routes = Record<string, Partial<Record<Method, Handler>>>;
@@ -68,7 +68,7 @@ function compile(methods: Partial<Record<Method, Handler>>): CompiledRoute {
     Object.entries(methods) as [Method, Handler][],
   );
   const get = table.get("GET");
-  if (get) table.set("HEAD", headOf(get));
+  if (get && !table.has("HEAD")) table.set("HEAD", headOf(get));
   return { methods: table, allow: [...table.keys()].sort().join(", ") };
 }
 

@@ -86,7 +86,79 @@ const nameRefusals: Record<string, [string, string, string]> = {
   ],
 };
 
+/** An event stream answer: `text/event-stream`, described in words and an example. */
+function eventStream(
+  description: string,
+  example: string,
+): JsonObject {
+  return {
+    description,
+    headers: {
+      "Cache-Control": {
+        schema: { type: "string", const: "no-cache" },
+      },
+    },
+    content: {
+      "text/event-stream; charset=utf-8": {
+        schema: { type: "string" },
+        example,
+      },
+    },
+  };
+}
+
+/** Past `--max-streams`, or while Redis is unreachable. */
+const STREAM_REFUSED = {
+  503: {
+    description:
+      "Too many event streams are open on this server (the envelope, `url`/`events`), or the store is unreachable (`{status, message}`).",
+    content: {
+      [JSON_CONTENT_TYPE]: {
+        schema: {
+          oneOf: [ref("ErrorEnvelope"), ref("StatusMessage")],
+        },
+        examples: {
+          tooMany: {
+            value: {
+              status: "error",
+              errors: [{
+                location: "url",
+                name: "events",
+                description:
+                  "Too many event streams are open on this server; try again later",
+              }],
+            },
+          },
+        },
+      },
+    },
+  },
+  500: response("InternalServerError"),
+};
+
 const messagingPaths: JsonObject = {
+  "/events": {
+    get: {
+      operationId: "followMessages",
+      summary: "New messages, live (server-sent events)",
+      description:
+        'Opens with `retry: 1000`, then the messages `GET /` answers, oldest first (or, with a `Last-Event-ID` header, every retained message with a greater id, after an `event: gap` with `{"missed": K}` when some already left the history), then every new message as it is stored, in id order, each once. A message event is `id: <id>`, `event: message`, `data: <the message as GET / shows it>`. A comment line comes after `--heartbeat-ms` without an event. `Last-Event-ID` that is not a whole number, or is above the newest id, counts as absent.',
+      parameters: [{
+        name: "Last-Event-ID",
+        in: "header",
+        required: false,
+        description: "The id of the last message the reader has.",
+        schema: { type: "string" },
+      }],
+      responses: {
+        200: eventStream(
+          "The stream; it stays open.",
+          'retry: 1000\n\nid: 7\nevent: message\ndata: {"text":"hi","color":"black","user":"ann"}\n\n',
+        ),
+        ...STREAM_REFUSED,
+      },
+    },
+  },
   "/users": {
     post: {
       operationId: "register",
@@ -196,6 +268,21 @@ const messagingPaths: JsonObject = {
 };
 
 const quotePaths: JsonObject = {
+  "/quote/events": {
+    get: {
+      operationId: "followQuote",
+      summary: "The quote, live (server-sent events)",
+      description:
+        "Opens with `retry: 1000` and the current quote, then every replacement: `event: quote`, `data: <the quote as a JSON string>`. No ids: the newest value is all a reader needs.",
+      responses: {
+        200: eventStream(
+          "The stream; it stays open.",
+          'retry: 1000\n\nevent: quote\ndata: "Not set, yet !"\n\n',
+        ),
+        ...STREAM_REFUSED,
+      },
+    },
+  },
   "/quote": {
     get: {
       operationId: "getQuote",

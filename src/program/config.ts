@@ -9,7 +9,9 @@ import type { ServiceSelection } from "../services/service_names.ts";
 import { isStoreSpec } from "../store/open_store.ts";
 import {
   DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HEARTBEAT_MS,
   DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_STREAMS,
 } from "../services/service_options.ts";
 
 /** How long shutdown waits for requests in flight, by default. */
@@ -31,6 +33,9 @@ Flags:
                       (default: ${DEFAULT_BODY_TIMEOUT_MS})
   --drain-timeout-ms=N on SIGINT/SIGTERM, how long requests in flight may take
                       before they are cut short and the process exits (default: ${DEFAULT_DRAIN_TIMEOUT_MS})
+  --heartbeat-ms=N    quiet time before an event stream gets a comment line
+                      (default: ${DEFAULT_HEARTBEAT_MS})
+  --max-streams=N     event streams open at once; past it 503 (default: ${DEFAULT_MAX_STREAMS})
   --history=N         messages kept, at least 5 (default: ${DEFAULT_LIMITS.history})
   --max-users=N       users registered at once (default: ${DEFAULT_LIMITS.maxUsers})
   --store=S           memory, or redis://HOST:PORT[/DB] to share state between
@@ -48,6 +53,8 @@ export interface Config {
   maxBodyBytes: number;
   bodyTimeoutMs: number;
   drainTimeoutMs: number;
+  heartbeatMs: number;
+  maxStreams: number;
   history: number;
   maxUsers: number;
   store: string;
@@ -100,6 +107,14 @@ export function parseFlags(
         "drain-timeout-ms": {
           type: "string",
           default: String(DEFAULT_DRAIN_TIMEOUT_MS),
+        },
+        "heartbeat-ms": {
+          type: "string",
+          default: String(DEFAULT_HEARTBEAT_MS),
+        },
+        "max-streams": {
+          type: "string",
+          default: String(DEFAULT_MAX_STREAMS),
         },
         history: { type: "string", default: String(DEFAULT_LIMITS.history) },
         "max-users": {
@@ -158,6 +173,18 @@ export function parseFlags(
       0,
       3_600_000,
     ),
+    heartbeatMs: wholeNumber(
+      "--heartbeat-ms",
+      values["heartbeat-ms"],
+      10,
+      3_600_000,
+    ),
+    maxStreams: wholeNumber(
+      "--max-streams",
+      values["max-streams"],
+      1,
+      1_000_000,
+    ),
     history: wholeNumber("--history", values.history, 5, 10_000_000),
     maxUsers: wholeNumber("--max-users", values["max-users"], 1, 100_000_000),
     quiet: values.quiet,
@@ -181,6 +208,8 @@ export function flagsFromEnv(
       "service",
       "max-body-bytes",
       "body-timeout-ms",
+      "heartbeat-ms",
+      "max-streams",
       "history",
       "max-users",
       "redis-prefix",

@@ -15,7 +15,7 @@ import { openApiDocument } from "../openapi/openapi_document.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { messagingRoutes } from "./messaging.ts";
 import { quoteRoutes } from "./quote.ts";
-import type { ServiceOptions } from "./service_options.ts";
+import { type ServiceOptions, streamHubOf } from "./service_options.ts";
 import { type ServiceSelection, servicesOf } from "./service_names.ts";
 import { mapStoreError } from "./store_errors.ts";
 
@@ -54,9 +54,11 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const shared = { ...options, store: options.store ?? new MemoryStore() };
   const services = servicesOf(options.service ?? "all");
   const description = encodeJson(openApiDocument(services));
+  // One hub, so the stream cap counts every stream of the process.
+  const hub = streamHubOf(shared);
   return createRouter(
     mergeRoutes(
-      ...services.map((name) => routesOf[name](shared)),
+      ...services.map((name) => routesOf[name](shared, hub)),
       { "/openapi.json": { GET: () => jsonResponse(description) } },
     ),
     { logFault: options.logFault, mapError: mapStoreError },

@@ -17,7 +17,13 @@ import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { authenticate, recheck } from "./auth.ts";
 import { checkMessage } from "./message_check.ts";
-import { bodyReaderOf, type ServiceOptions } from "./service_options.ts";
+import { messageEventsRoute } from "../streams/event_routes.ts";
+import type { StreamHub } from "../streams/stream_hub.ts";
+import {
+  bodyReaderOf,
+  type ServiceOptions,
+  streamHubOf,
+} from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "./token.ts";
 import { nameError, nameProblem } from "./user_name.ts";
@@ -31,7 +37,10 @@ const encoder = new TextEncoder();
 const unauthorized = () => statusResponse(401);
 
 /** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
-export function messagingRoutes(options: ServiceOptions = {}): Routes {
+export function messagingRoutes(
+  options: ServiceOptions = {},
+  hub: StreamHub = streamHubOf(options),
+): Routes {
   const store = options.store ?? new MemoryStore();
   const body = bodyReaderOf(options);
   const messagesBody = lastValueCache((json: string) => encoder.encode(json));
@@ -102,6 +111,7 @@ export function messagingRoutes(options: ServiceOptions = {}): Routes {
   return {
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
     "/": { GET: readMessages, POST: postMessage },
+    "/events": messageEventsRoute(store, hub),
   };
 }
 

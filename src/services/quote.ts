@@ -9,13 +9,22 @@ import { encodeJson, errorResponse, jsonResponse } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { quoteErrors } from "./quote_check.ts";
-import { bodyReaderOf, type ServiceOptions } from "./service_options.ts";
+import { quoteEventsRoute } from "../streams/event_routes.ts";
+import type { StreamHub } from "../streams/stream_hub.ts";
+import {
+  bodyReaderOf,
+  type ServiceOptions,
+  streamHubOf,
+} from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 
 const NULL_BODY = encodeJson(null);
 
 /** The quote service's route table, for composing with other services. */
-export function quoteRoutes(options: ServiceOptions = {}): Routes {
+export function quoteRoutes(
+  options: ServiceOptions = {},
+  hub: StreamHub = streamHubOf(options),
+): Routes {
   const store = options.store ?? new MemoryStore();
   const body = bodyReaderOf(options);
   const quoteBody = lastValueCache(encodeJson);
@@ -42,6 +51,7 @@ export function quoteRoutes(options: ServiceOptions = {}): Routes {
         return jsonResponse(NULL_BODY);
       },
     },
+    "/quote/events": quoteEventsRoute(store, hub),
   };
 }
 

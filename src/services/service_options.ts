@@ -4,6 +4,7 @@
  */
 
 import { type BodyReader, createBodyReader } from "../http/body.ts";
+import { StreamHub } from "../streams/stream_hub.ts";
 import type { Store } from "../store/store.ts";
 
 /** The contract's default request body limit, in bytes. */
@@ -11,6 +12,12 @@ export const DEFAULT_MAX_BODY_BYTES = 65_536;
 
 /** The contract's default time a request body may take to arrive, in milliseconds. */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
+/** The contract's default quiet time before an event stream gets a heartbeat, in milliseconds. */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+
+/** The contract's default number of event streams one process keeps open. */
+export const DEFAULT_MAX_STREAMS = 10_000;
 
 /**
  * Options of `createMessagingService` and `createQuoteService`.
@@ -29,8 +36,14 @@ export interface ServiceOptions {
   maxBodyBytes?: number;
   /** How long a request body may take to arrive, in milliseconds; slower ones are answered 408. Default 10,000. */
   bodyTimeoutMs?: number;
-  /** Aborted when the server stops: body reads still waiting are answered 503 at once. */
+  /** Aborted when the server stops waiting for requests in flight: body reads still waiting are answered 503 at once. */
   signal?: AbortSignal;
+  /** After this many milliseconds without an event, an event stream gets a comment line. Default 15,000. */
+  heartbeatMs?: number;
+  /** How many event streams may be open at once; past it `GET /events` is 503. Default 10,000. */
+  maxStreams?: number;
+  /** Aborted when the server begins to stop: event streams end at once, so shutdown need not wait for their readers. */
+  stopSignal?: AbortSignal;
 }
 
 function wholeAtLeastOne(value: number, name: string): number {
@@ -52,5 +65,20 @@ export function bodyReaderOf(options: ServiceOptions): BodyReader {
       "bodyTimeoutMs",
     ),
     signal: options.signal,
+  });
+}
+
+/** The event-stream hub the options describe, with the defaults filled in. */
+export function streamHubOf(options: ServiceOptions): StreamHub {
+  return new StreamHub({
+    heartbeatMs: wholeAtLeastOne(
+      options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      "heartbeatMs",
+    ),
+    maxStreams: wholeAtLeastOne(
+      options.maxStreams ?? DEFAULT_MAX_STREAMS,
+      "maxStreams",
+    ),
+    signal: options.stopSignal,
   });
 }

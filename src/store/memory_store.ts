@@ -5,11 +5,14 @@
  * @module
  */
 
+import { ChangeListeners } from "./change_listeners.ts";
 import {
   INITIAL_QUOTE,
+  type RecentMessages,
   type RegisterResult,
   resolveLimits,
   type Store,
+  type StoreEvent,
   type StoreLimits,
 } from "./store.ts";
 import { Ring } from "./ring.ts";
@@ -33,6 +36,9 @@ export class MemoryStore implements Store {
   // GET / is the hottest read and changes only on a post, so its answer is
   // built once per post, not once per request.
   #newestJson = new Map<number, string>();
+  /** The id of the newest message: ids are consecutive, so the ring holds ids `#lastId - size + 1` to `#lastId`. */
+  #lastId = 0;
+  #listeners = new ChangeListeners();
 
   /** Makes an empty store with the given limits. */
   constructor(limits: StoreLimits = {}) {
@@ -67,10 +73,35 @@ export class MemoryStore implements Store {
     return this.#userList ??= [...this.#users.keys()];
   }
 
-  /** Inserts a message as the newest. */
-  addMessage(message: string): void {
+  /** Inserts a message as the newest and answers its id. */
+  addMessage(message: string): number {
     this.#messages.push(message);
     this.#newestJson.clear();
+    const id = ++this.#lastId;
+    this.#listeners.emit({ kind: "message", id, json: message });
+    return id;
+  }
+
+  /** The retained messages with an id above `afterId`, oldest first. */
+  recentMessages(afterId: number, limit = Infinity): RecentMessages {
+    const retained = this.#messages.size;
+    const firstRetained = this.#lastId - retained + 1;
+    const wanted = Math.max(0, this.#lastId - Math.max(afterId, 0));
+    const count = Math.min(wanted, retained, limit);
+    const messages = this.#messages.oldestFirst(count).map((json, i) => ({
+      id: this.#lastId - count + 1 + i,
+      json,
+    }));
+    return {
+      messages,
+      newestId: this.#lastId,
+      missed: Math.max(0, Math.min(wanted, firstRetained - 1 - afterId)),
+    };
+  }
+
+  /** Tells `listener` of every change from now on. */
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    return this.#listeners.subscribe(listener);
   }
 
   /** The newest `limit` messages as JSON array text. */
@@ -91,6 +122,7 @@ export class MemoryStore implements Store {
   /** Replaces the quote. */
   setQuote(quote: string): void {
     this.#quote = quote;
+    this.#listeners.emit({ kind: "quote", quote });
   }
 
   /** Nothing to release. */

@@ -27,6 +27,17 @@ export class Ring {
     return this.#size;
   }
 
+  /** The newest `limit` items, oldest first. */
+  oldestFirst(limit: number): string[] {
+    const count = Math.min(limit, this.#size);
+    const out = new Array<string>(count);
+    const start = this.#next - count + this.capacity;
+    for (let i = 0; i < count; i++) {
+      out[i] = this.#items[(start + i) % this.capacity];
+    }
+    return out;
+  }
+
   /** The newest `limit` items, newest first. */
   newest(limit: number): string[] {
     const count = Math.min(limit, this.#size);

@@ -38,9 +38,9 @@ export type RegisterResult = "registered" | "exists" | "full";
  * import { MemoryStore, type Store } from "@lms/light-messaging";
  * class CountingStore extends MemoryStore implements Store {
  *   posts = 0;
- *   override addMessage(message: string): void {
+ *   override addMessage(message: string): number {
  *     this.posts++;
- *     super.addMessage(message);
+ *     return super.addMessage(message);
  *   }
  * }
  * ```
@@ -54,10 +54,25 @@ export interface Store {
   removeUser(name: string, token: string): Awaitable<boolean>;
   /** Every registered name, in registration order; the same array until the set changes. */
   listUsers(): Awaitable<readonly string[]>;
-  /** Inserts a message (JSON object text) as the newest, dropping the oldest past the history bound. */
-  addMessage(message: string): Awaitable<void>;
+  /**
+   * Inserts a message (JSON object text) as the newest, dropping the oldest
+   * past the history bound, and gives it the next id (1 for the first
+   * message the store ever keeps) in the same atomic step. Answers the id.
+   */
+  addMessage(message: string): Awaitable<number>;
   /** The newest `limit` messages, newest first, as the text of a JSON array. */
   newestMessages(limit: number): Awaitable<string>;
+  /**
+   * The retained messages with an id above `afterId`, oldest first (only the
+   * newest `limit` of them when `limit` is given), the newest id ever given,
+   * and how many messages above `afterId` have left the history.
+   */
+  recentMessages(afterId: number, limit?: number): Awaitable<RecentMessages>;
+  /**
+   * Calls `listener` with every change any process makes, in the order they
+   * were stored (messages in id order); answers the function that stops it.
+   */
+  subscribe(listener: (event: StoreEvent) => void): () => void;
   /** The current quote. */
   getQuote(): Awaitable<string>;
   /** Replaces the quote. */
@@ -65,6 +80,62 @@ export interface Store {
   /** Releases connections and timers; the store is unusable afterwards. */
   close(): Promise<void>;
 }
+
+/**
+ * A stored message with its id.
+ *
+ * @example The messages after id 3
+ * ```ts
+ * import { MemoryStore, type StoredMessage } from "@lms/light-messaging";
+ * const { messages } = await new MemoryStore().recentMessages(3);
+ * const ids = messages.map((m: StoredMessage) => m.id);
+ * ```
+ */
+export interface StoredMessage {
+  /** Its place in the order of storing: 1, 2, 3, ... */
+  id: number;
+  /** The message as `GET /` shows it: JSON object text. */
+  json: string;
+}
+
+/**
+ * What {@linkcode Store.recentMessages} answers.
+ *
+ * @example Catching up after message 7
+ * ```ts
+ * import { MemoryStore, type RecentMessages } from "@lms/light-messaging";
+ * const recent: RecentMessages = await new MemoryStore().recentMessages(7);
+ * console.log(recent.missed, recent.messages.map((m) => m.id));
+ * ```
+ */
+export interface RecentMessages {
+  /** Oldest first. */
+  messages: StoredMessage[];
+  /** The newest id ever given; 0 before the first message. */
+  newestId: number;
+  /** How many messages above the id asked for are no longer retained. */
+  missed: number;
+}
+
+/**
+ * A change, as {@linkcode Store.subscribe} reports it: a message stored, the
+ * quote replaced, or `reset` when the store can no longer vouch that no
+ * change was missed (a lost Redis connection, an emptied Redis): readers
+ * should start again from the history.
+ *
+ * @example Following changes
+ * ```ts
+ * import { MemoryStore, type StoreEvent } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * const stop = store.subscribe((event: StoreEvent) => console.log(event.kind));
+ * store.setQuote("Hello!");
+ * stop();
+ * ```
+ */
+export type StoreEvent =
+  | { kind: "message"; id: number; json: string }
+  | { kind: "quote"; quote: string }
+  | { kind: "reset" };
 
 /**
  * Limits every store enforces.

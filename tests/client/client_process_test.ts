@@ -113,3 +113,77 @@ Deno.test("a service that cannot be reached is fetch's TypeError, not a ServiceE
     return true;
   });
 });
+
+Deno.test("events(): history then live messages with ids; after a dropped connection it resumes with Last-Event-ID and repeats nothing", async () => {
+  const server = await startServer(["--quiet"]);
+  try {
+    const writer = new MessagingClient(server.url);
+    await writer.register("writer");
+    await writer.post("one");
+    await writer.post("two");
+    const sentIds: (string | null)[] = [];
+    let connections = 0;
+    // A fetch whose first stream breaks after its first two events, as a
+    // flaky network would.
+    const flaky: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      sentIds.push(new Headers(init?.headers).get("last-event-id"));
+      if (++connections > 1 || res.body === null) return res;
+      let seen = 0;
+      const cut = res.body.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            controller.enqueue(chunk);
+            const text = new TextDecoder().decode(chunk);
+            seen += text.split("event: message").length - 1;
+            if (seen >= 2) controller.error(new Error("network down"));
+          },
+        }),
+      );
+      return new Response(cut, { headers: res.headers });
+    };
+    const reader = new MessagingClient(server.url, { fetch: flaky });
+    const reconnects: unknown[] = [];
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const ids: number[] = [];
+    const iterator = reader.events({
+      signal: stop.signal,
+      onReconnect: (reason) => reconnects.push(reason),
+    });
+    for await (const event of iterator) {
+      assert.equal(event.type, "message");
+      if (event.type !== "message") continue;
+      seen.push(event.message.text);
+      ids.push(event.id);
+      if (seen.length === 2) await writer.post("three");
+      if (seen.length === 3) break;
+    }
+    assert.deepEqual(seen, ["one", "two", "three"]);
+    assert.deepEqual(ids, [1, 2, 3]);
+    assert.equal(reconnects.length, 1);
+    assert.deepEqual(sentIds, [null, "2"]);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("QuoteClient.events(): the quote, then each replacement; a URL without the service is a ServiceError", async () => {
+  const server = await startServer(["--quiet", "--service=quote"]);
+  try {
+    const quotes = new QuoteClient(server.url);
+    const seen: string[] = [];
+    for await (const quote of quotes.events()) {
+      seen.push(quote);
+      if (seen.length === 1) await quotes.set("Fresh!");
+      if (seen.length === 2) break;
+    }
+    assert.deepEqual(seen, ["Not set, yet !", "Fresh!"]);
+    const messaging = new MessagingClient(server.url);
+    await assert.rejects(async () => {
+      for await (const _ of messaging.events()) break;
+    }, (error) => error instanceof ServiceError && error.status === 404);
+  } finally {
+    await server.stop();
+  }
+});

@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { CONTENT_TYPE, utf8Header } from "../_support/call.ts";
+import { readEvents } from "../_support/event_reader.ts";
 import {
   type RedisServer,
   redisServerPath,
@@ -19,6 +20,15 @@ import {
 } from "../_support/program.ts";
 
 const missing = redisServerPath() === undefined;
+
+/** Opens `GET /events` on `url`, resuming after `lastId` when given. */
+async function openEvents(url: string, lastId?: string) {
+  const res = await fetch(`${url}events`, {
+    headers: lastId === undefined ? {} : { "last-event-id": lastId },
+  });
+  assert.equal(res.status, 200);
+  return readEvents(res.body!);
+}
 
 /** A fetch that cannot hang: a request still unanswered after 5 s fails the test. */
 async function get(url: string, init: RequestInit = {}) {
@@ -354,5 +364,70 @@ Deno.test({
       await server.stop("SIGKILL");
       await redis.kill();
     }
+  },
+});
+
+Deno.test({
+  name:
+    "100 posts alternating between two processes reach streams on both, in one id order, once each",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, [], async ([a, b]) => {
+      const { json: { token } } = await post(`${a.url}users`, "ann");
+      const readers = await Promise.all([
+        openEvents(a.url),
+        openEvents(b.url),
+        openEvents(a.url),
+        openEvents(b.url),
+      ]);
+      await Promise.all(readers.map((r) => r.next())); // retry
+      const posts = [];
+      for (let i = 1; i <= 100; i++) {
+        posts.push(post(i % 2 ? a.url : b.url, `{"text":"m${i}"}`, token));
+        if (i % 10 === 0) await Promise.all(posts.splice(0));
+      }
+      for (const reader of readers) {
+        const events = await reader.events(100);
+        assert.deepEqual(
+          events.map((e) => Number(e.id)),
+          Array.from({ length: 100 }, (_, i) => i + 1),
+        );
+        assert.deepEqual(
+          new Set(events.map((e) => JSON.parse(e.data).text)).size,
+          100,
+        );
+        await reader.close();
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a lost Redis connection ends the streams, and readers that resume with Last-Event-ID miss nothing retained",
+  ignore: missing,
+  async fn() {
+    await withCluster(2, [], async ([a, b], redis) => {
+      const { json: { token } } = await post(`${a.url}users`, "ann");
+      await post(a.url, '{"text":"before"}', token);
+      const reader = await openEvents(b.url);
+      const [seen] = await reader.events(1);
+      assert.equal(seen.id, "1");
+      // Cut every subscription, as a network failure would.
+      await redis.cli("CLIENT", "KILL", "TYPE", "pubsub");
+      let item;
+      do item = await reader.next(5000); while (item !== null);
+      for (const text of ["x", "y"]) {
+        assert.equal(
+          (await post(a.url, `{"text":"${text}"}`, token)).status,
+          200,
+        );
+      }
+      const resumed = await openEvents(b.url, seen.id);
+      const events = await resumed.events(2);
+      assert.deepEqual(events.map((e) => e.id), ["2", "3"]);
+      assert.deepEqual(events.map((e) => JSON.parse(e.data).text), ["x", "y"]);
+      await resumed.close();
+    });
   },
 });

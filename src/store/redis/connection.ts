@@ -54,6 +54,7 @@ export async function connect(
 ): Promise<RedisConnection> {
   let ready = false;
   let down = false;
+  const lost: (() => void)[] = [];
   const client = createClient({
     url: options.url,
     scripts,
@@ -74,6 +75,7 @@ export async function connect(
       options.report(
         `redis (${role}): connection lost: ${error.message}; retrying`,
       );
+      for (const listener of lost) listener();
     }
   });
   client.on("ready", () => {
@@ -113,6 +115,9 @@ export async function connect(
     },
     onReady(listener) {
       client.on("ready", listener);
+    },
+    onLost(listener) {
+      lost.push(listener);
     },
     run(script, keys, args) {
       return command(

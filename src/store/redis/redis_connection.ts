@@ -14,6 +14,8 @@ export interface RedisConnection {
   readonly isReady: boolean;
   /** Called on every (re)connection, after resubscribing. */
   onReady(listener: () => void): void;
+  /** Called when an established connection is lost. */
+  onLost(listener: () => void): void;
   /** Runs one of the store's scripts. */
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
   /** Redis's clock (`TIME`), in milliseconds since the epoch. */

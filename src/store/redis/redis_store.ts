@@ -24,15 +24,18 @@
 import {
   type Awaitable,
   INITIAL_QUOTE,
+  type RecentMessages,
   type RegisterResult,
   resolveLimits,
   type Store,
+  type StoreEvent,
   type StoreLimits,
   StoreUnavailableError,
 } from "../store.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
-import { LATE, REMOVED, type ScriptName } from "./scripts.ts";
+import { ChangeListeners } from "../change_listeners.ts";
+import { LATE, MESSAGE, QUOTE, REMOVED, type ScriptName } from "./scripts.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -58,15 +61,21 @@ export interface RedisStoreOptions extends StoreLimits {
   onStatus?: (message: string) => void;
 }
 
-/** The shared values a process keeps a copy of, named as the change channel names them. */
+/** The shared values a process keeps a copy of. */
 type Shared = { messages: string; quote: string; users: string[] };
+
+/** The message of a history entry, `<id> <json>`. */
+const jsonOf = (entry: string) => entry.slice(entry.indexOf(" ") + 1);
 
 function keysOf(prefix: string) {
   return {
     users: `${prefix}users`,
     order: `${prefix}users:order`,
     sequence: `${prefix}users:sequence`,
-    messages: `${prefix}messages`,
+    // `<id> <json>` entries, newest first (the key name is new with ids,
+    // so a list of an earlier version is never misread).
+    messages: `${prefix}history`,
+    messageSequence: `${prefix}history:sequence`,
     quote: `${prefix}quote`,
     channel: `${prefix}changes`,
     generation: `${prefix}generation`,
@@ -111,6 +120,7 @@ export class RedisStore implements Store {
    */
   #generation: string | null = null;
   #checker: ReturnType<typeof setInterval>;
+  #listeners = new ChangeListeners();
   #checking = false;
 
   private constructor(
@@ -218,6 +228,7 @@ export class RedisStore implements Store {
   #emptied(): void {
     this.#generation = null;
     this.#epoch++;
+    this.#listeners.emit({ kind: "reset" });
   }
 
   /**
@@ -241,20 +252,37 @@ export class RedisStore implements Store {
     // taken before it may have missed a change while it was down. The client
     // resubscribes before it reports ready, so from then on nothing is missed.
     this.#subscriber.onReady(() => this.#epoch++);
+    // Changes may be missed from now until then: readers must start again.
+    this.#subscriber.onLost(() => this.#listeners.emit({ kind: "reset" }));
     await this.#subscriber.subscribe(
       this.#keys.channel,
       (message: string) => this.#notice(message),
     );
   }
 
-  /** Acts on a change notice from any process. */
+  /** Acts on a change notice from any process, this one included. */
   #notice(message: string): void {
-    if (message.startsWith(REMOVED)) {
+    if (message.startsWith(MESSAGE)) {
+      this.#copies.messages.changed();
+      const space = message.indexOf(" ");
+      const id = Number(message.slice(MESSAGE.length, space));
+      if (space === -1 || !Number.isSafeInteger(id)) return;
+      this.#listeners.emit({
+        kind: "message",
+        id,
+        json: message.slice(space + 1),
+      });
+    } else if (message.startsWith(QUOTE)) {
+      this.#copies.quote.changed();
+      this.#listeners.emit({
+        kind: "quote",
+        quote: message.slice(QUOTE.length),
+      });
+    } else if (message.startsWith(REMOVED)) {
       this.#tokens.forget(message.slice(REMOVED.length));
       this.#copies.users.changed();
-    } else if (Object.hasOwn(this.#copies, message)) {
-      // The channel is shared text: only the names of copies count.
-      this.#copies[message as keyof Shared].changed();
+    } else if (message === "users") {
+      this.#copies.users.changed();
     }
   }
 
@@ -377,14 +405,16 @@ export class RedisStore implements Store {
     );
   }
 
-  /** Inserts the message, trims to the history bound and tells every process, in one script. */
-  async addMessage(message: string): Promise<void> {
-    const { messages, channel } = this.#keys;
-    await this.#write("addMessage", [messages, channel], [
-      message,
-      String(this.#history),
-    ]);
+  /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
+  async addMessage(message: string): Promise<number> {
+    const { messages, messageSequence, channel } = this.#keys;
+    const id = await this.#write(
+      "addMessage",
+      [messages, messageSequence, channel],
+      [message, String(this.#history)],
+    );
     this.#copies.messages.changed();
+    return Number(id);
   }
 
   /** The newest `limit` messages as JSON array text. */
@@ -395,12 +425,50 @@ export class RedisStore implements Store {
     }
     return this.#copies.messages.read(() =>
       this.#load(async () => {
-        const items = await this.#bounded(() =>
+        const entries = await this.#bounded(() =>
           this.#client.lRange(this.#keys.messages, 0, limit - 1)
         );
-        return `[${items.join(",")}]`;
+        return `[${entries.map(jsonOf).join(",")}]`;
       })
     );
+  }
+
+  /** The retained messages with an id above `afterId`, oldest first, in one round trip. */
+  async recentMessages(
+    afterId: number,
+    limit?: number,
+  ): Promise<RecentMessages> {
+    const { messages, messageSequence } = this.#keys;
+    const [newest, entries] = await this.#bounded(() =>
+      this.#client.run("recent", [messages, messageSequence], [
+        String(limit ?? this.#history),
+      ])
+    ) as [number, string[]];
+    const newestId = Number(newest);
+    const stored = [];
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i];
+      const id = Number(entry.slice(0, entry.indexOf(" ")));
+      if (id > afterId) stored.push({ id, json: jsonOf(entry) });
+    }
+    const firstRetained = stored.length > 0
+      ? stored[0].id
+      : entries.length > 0
+      ? Number(entries[0].slice(0, entries[0].indexOf(" "))) + 1
+      : newestId + 1;
+    return {
+      messages: stored,
+      newestId,
+      missed: Math.max(
+        0,
+        Math.min(newestId - afterId, firstRetained - 1 - afterId),
+      ),
+    };
+  }
+
+  /** Tells `listener` of every change any process makes, in id order for messages. */
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    return this.#listeners.subscribe(listener);
   }
 
   /** The current quote. */

@@ -1,0 +1,53 @@
+/**
+ * The error a client call fails with when the service answered an error.
+ * @module
+ */
+
+import type { ErrorEntry } from "../http/response.ts";
+
+function isEnvelope(body: unknown): body is { errors: ErrorEntry[] } {
+  return typeof body === "object" && body !== null &&
+    Array.isArray((body as { errors?: unknown }).errors);
+}
+
+/**
+ * A call the service answered with an error status. `errors` holds the
+ * entries of the contract's 400-style envelope (400, 413, and 503 for a full
+ * user list); it is empty for the `{status, message}` answers (401, 404, 405,
+ * 500, and 503 when the store is unreachable). A call that needs a token
+ * made without one fails the same way, as 401 `Not registered`, without
+ * asking the service. Failures to reach the service at all are `fetch`'s
+ * own `TypeError`, not this.
+ *
+ * @example Telling a taken name apart
+ * ```ts
+ * import { MessagingClient, ServiceError } from "@lms/light-messaging/client";
+ * try {
+ *   await new MessagingClient("http://localhost:8000/").register("alice");
+ * } catch (error) {
+ *   if (error instanceof ServiceError && error.status === 400) {
+ *     console.log(error.errors[0].description); // This user exists!
+ *   } else throw error;
+ * }
+ * ```
+ */
+export class ServiceError extends Error {
+  /** The HTTP status. */
+  readonly status: number;
+  /** The error entries, in the service's order. */
+  readonly errors: readonly ErrorEntry[];
+
+  /** Builds the error from an answer's status and parsed body. */
+  constructor(status: number, body: unknown) {
+    const errors = isEnvelope(body) ? body.errors : [];
+    const message = errors.length > 0
+      ? errors.map((e) => e.description).join("; ")
+      : typeof (body as { message?: unknown })?.message === "string"
+      ? (body as { message: string }).message
+      : `HTTP ${status}`;
+    super(message);
+    this.name = "ServiceError";
+    this.status = status;
+    this.errors = errors;
+  }
+}

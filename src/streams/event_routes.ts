@@ -1,0 +1,129 @@
+/**
+ * `GET /events` (new messages, with catch-up by id) and `GET /quote/events`
+ * (the quote, then each replacement): the routes of the two event streams.
+ * @module
+ */
+
+import { HttpError } from "../http/http_error.ts";
+import type { Handler, Method } from "../http/router.ts";
+import type { Store } from "../store/store.ts";
+import {
+  encodeEvent,
+  EVENT_STREAM_CONTENT_TYPE,
+  RETRY,
+} from "./event_stream_format.ts";
+import type { EventStream, StreamHub } from "./stream_hub.ts";
+
+const STREAM_HEADERS = {
+  "content-type": EVENT_STREAM_CONTENT_TYPE,
+  "cache-control": "no-cache",
+};
+
+/** How many messages a reader without `Last-Event-ID` gets first: what `GET /` answers. */
+const NEWEST_COUNT = 5;
+
+/** `Last-Event-ID` as a message id, or `undefined` when absent or not a whole number. */
+function lastEventId(req: Request): number | undefined {
+  const value = req.headers.get("last-event-id");
+  return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
+}
+
+function opened(hub: StreamHub, topic: string): EventStream {
+  const stream = hub.open(topic);
+  if (stream === null) {
+    throw new HttpError(503, [{
+      location: "url",
+      name: "events",
+      description:
+        "Too many event streams are open on this server; try again later",
+    }]);
+  }
+  return stream;
+}
+
+/** Answers with `stream` once `catchUp` has written its first events; a failure releases it. */
+async function respond(
+  stream: EventStream,
+  catchUp: () => Promise<void>,
+): Promise<Response> {
+  try {
+    stream.write(RETRY);
+    await catchUp();
+  } catch (error) {
+    stream.end(true);
+    throw error;
+  }
+  stream.live();
+  return new Response(stream.body, { headers: STREAM_HEADERS });
+}
+
+/** `HEAD` answers the stream's headers at once, opening nothing. */
+const head = () => new Response(null, { headers: STREAM_HEADERS });
+
+/** The route of `GET /events`: the newest messages (or those after `Last-Event-ID`), then each new one. */
+export function messageEventsRoute(
+  store: Store,
+  hub: StreamHub,
+): Partial<Record<Method, Handler>> {
+  store.subscribe((event) => {
+    if (event.kind === "message") {
+      const chunk = encodeEvent("message", event.json, event.id);
+      for (const stream of hub.readers("messages")) {
+        stream.deliver(event.id, chunk);
+      }
+    } else if (event.kind === "reset") hub.endAll("messages");
+  });
+  return {
+    GET: (req) => {
+      const stream = opened(hub, "messages");
+      return respond(stream, async () => {
+        const after = lastEventId(req);
+        let recent = await store.recentMessages(
+          after ?? 0,
+          after === undefined ? NEWEST_COUNT : undefined,
+        );
+        let resuming = after !== undefined;
+        if (after !== undefined && after > recent.newestId) {
+          // The store started afresh: the reader's id means nothing here.
+          recent = await store.recentMessages(0, NEWEST_COUNT);
+          resuming = false;
+        }
+        if (resuming && recent.missed > 0) {
+          stream.write(
+            encodeEvent("gap", JSON.stringify({ missed: recent.missed })),
+          );
+        }
+        for (const { id, json } of recent.messages) {
+          stream.write(encodeEvent("message", json, id));
+        }
+        // Everything up to the newest id is accounted for: sent, or older
+        // than what a reader without an id gets.
+        stream.lastId = recent.newestId;
+      });
+    },
+    HEAD: head,
+  };
+}
+
+/** The route of `GET /quote/events`: the current quote, then each replacement. */
+export function quoteEventsRoute(
+  store: Store,
+  hub: StreamHub,
+): Partial<Record<Method, Handler>> {
+  store.subscribe((event) => {
+    if (event.kind === "quote") {
+      const chunk = encodeEvent("quote", JSON.stringify(event.quote));
+      for (const stream of hub.readers("quote")) stream.deliverLatest(chunk);
+    } else if (event.kind === "reset") hub.endAll("quote");
+  });
+  return {
+    GET: () => {
+      const stream = opened(hub, "quote");
+      return respond(stream, async () => {
+        const quote = await store.getQuote();
+        stream.write(encodeEvent("quote", JSON.stringify(quote)));
+      });
+    },
+    HEAD: head,
+  };
+}

@@ -1,0 +1,254 @@
+/**
+ * The event streams at handler level, on both stores: ids, catch-up with and
+ * without `Last-Event-ID`, gaps, the quote stream, heartbeats, `HEAD`, the
+ * stream cap, slow readers, and ending every stream when the server stops.
+ */
+import assert from "node:assert/strict";
+import { createHandler, type HandlerOptions } from "../../src/services/app.ts";
+import type { Store } from "../../src/store/store.ts";
+import { call, storeTest } from "../_support/call.ts";
+import { type EventReader, readEvents } from "../_support/event_reader.ts";
+
+const STREAM_TYPE = "text/event-stream; charset=utf-8";
+
+function app(store: Store, options: HandlerOptions = {}) {
+  return createHandler({ store, heartbeatMs: 60_000, ...options });
+}
+
+async function open(
+  handler: (req: Request) => Response | Promise<Response>,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ res: Response; events: EventReader }> {
+  const res = await handler(
+    new Request(`http://service.test${path}`, { headers }),
+  );
+  assert.equal(res.status, 200, await (res.status === 200 ? "" : res.text()));
+  assert.equal(res.headers.get("content-type"), STREAM_TYPE);
+  assert.equal(res.headers.get("cache-control"), "no-cache");
+  return { res, events: readEvents(res.body!) };
+}
+
+async function registered(
+  handler: (req: Request) => Response | Promise<Response>,
+  name = "ann",
+) {
+  return (await call(handler, "POST", "/users", { body: name })).json.token;
+}
+
+async function post(
+  handler: (req: Request) => Response | Promise<Response>,
+  token: string,
+  text: string,
+  extra: Record<string, unknown> = {},
+) {
+  const res = await call(handler, "POST", "/", {
+    token,
+    body: JSON.stringify({ text, ...extra }),
+  });
+  assert.equal(res.status, 200, res.text);
+}
+
+const ids = (items: { id?: string }[]) => items.map((e) => Number(e.id));
+const texts = (items: { data: string }[]) =>
+  items.map((e) => JSON.parse(e.data).text);
+
+storeTest(
+  "without Last-Event-ID: retry, then what GET / shows oldest first with ids, then each new message once",
+  async (store) => {
+    const handler = app(store);
+    const token = await registered(handler);
+    for (let i = 1; i <= 7; i++) await post(handler, token, `m${i}`);
+    const { events } = await open(handler, "/events");
+    assert.deepEqual(await events.next(), { type: "retry", ms: 1000 });
+    const first = await events.events(5);
+    assert.deepEqual(ids(first), [3, 4, 5, 6, 7]);
+    assert.deepEqual(texts(first), ["m3", "m4", "m5", "m6", "m7"]);
+    assert.ok(first.every((e) => e.type === "event" && e.event === "message"));
+    const shown = (await call(handler, "GET", "/")).json.toReversed();
+    assert.deepEqual(first.map((e) => JSON.parse(e.data)), shown);
+    await post(handler, token, "m8", { color: "red", mood: "ok" });
+    const [live] = await events.events(1);
+    assert.equal(live.id, "8");
+    assert.deepEqual(JSON.parse(live.data), {
+      text: "m8",
+      color: "red",
+      mood: "ok",
+      user: "ann",
+    });
+    await events.close();
+  },
+);
+
+storeTest(
+  "with Last-Event-ID: what is retained above it, a gap for what is gone, and ids that count as absent",
+  async (store) => {
+    const handler = app(store);
+    const token = await registered(handler);
+    for (let i = 1; i <= 12; i++) await post(handler, token, `m${i}`);
+    const resume = async (id: string) => {
+      const { events } = await open(handler, "/events", {
+        "last-event-id": id,
+      });
+      await post(handler, token, `after ${id}`);
+      const items = [];
+      for (;;) {
+        const item = await events.next();
+        if (item?.type === "event") {
+          items.push(item);
+          if (JSON.parse(item.data).text === `after ${id}`) break;
+        }
+      }
+      await events.close();
+      return items;
+    };
+    const retained = await resume("9");
+    assert.deepEqual(ids(retained), [10, 11, 12, 13]);
+    const upToDate = await resume("13");
+    assert.deepEqual(ids(upToDate), [14]);
+    const gone = await resume("2");
+    assert.equal(gone[0].event, "gap");
+    // 14 messages so far, history 7: ids 8..14 retained, 3..7 gone.
+    assert.deepEqual(JSON.parse(gone[0].data), { missed: 5 });
+    assert.deepEqual(ids(gone.slice(1)), [8, 9, 10, 11, 12, 13, 14, 15]);
+    // Not a whole number, or above the newest id: as if absent (newest 5).
+    const garbage = await resume("abc");
+    assert.deepEqual(ids(garbage), [11, 12, 13, 14, 15, 16]);
+    const ahead = await resume("999");
+    assert.deepEqual(ids(ahead), [12, 13, 14, 15, 16, 17]);
+  },
+  { history: 7 },
+);
+
+storeTest("a refused post makes no event", async (store) => {
+  const handler = app(store);
+  const token = await registered(handler);
+  const { events } = await open(handler, "/events");
+  await events.next(); // retry
+  for (const body of ["nope", '{"x":1}', '{"text":"t","color":"blue"}']) {
+    assert.equal(
+      (await call(handler, "POST", "/", { token, body })).status,
+      400,
+    );
+  }
+  assert.equal(
+    (await call(handler, "POST", "/", { body: '{"text":"t"}' })).status,
+    401,
+  );
+  await post(handler, token, "accepted");
+  const [only] = await events.events(1);
+  assert.equal(only.id, "1");
+  assert.equal(JSON.parse(only.data).text, "accepted");
+  await events.close();
+});
+
+storeTest(
+  "the quote stream opens with the quote, then each replacement; a refused one makes no event",
+  async (store) => {
+    const handler = app(store);
+    const { events } = await open(handler, "/quote/events");
+    assert.deepEqual(await events.next(), { type: "retry", ms: 1000 });
+    const [initial] = await events.events(1);
+    assert.deepEqual(
+      { event: initial.event, id: initial.id, data: initial.data },
+      { event: "quote", id: undefined, data: '"Not set, yet !"' },
+    );
+    assert.equal(
+      (await call(handler, "POST", "/quote", { body: "bad" })).status,
+      400,
+    );
+    await call(handler, "POST", "/quote", { body: 'Say "hi"\nnow!' });
+    const [replaced] = await events.events(1);
+    assert.equal(JSON.parse(replaced.data), 'Say "hi"\nnow!');
+    await events.close();
+  },
+);
+
+storeTest(
+  "a quiet stream gets a comment line every heartbeat",
+  async (store) => {
+    const handler = app(store, { heartbeatMs: 50 });
+    const { events } = await open(handler, "/events");
+    await events.next(); // retry
+    const item = await events.next(2000);
+    assert.equal(item?.type, "comment");
+    await events.close();
+  },
+);
+
+storeTest(
+  "HEAD answers a stream's headers at once with no body; other methods are 405",
+  async (store) => {
+    const handler = app(store);
+    for (const path of ["/events", "/quote/events"]) {
+      const res = await handler(
+        new Request(`http://service.test${path}`, { method: "HEAD" }),
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get("content-type"), STREAM_TYPE);
+      assert.equal(res.headers.get("cache-control"), "no-cache");
+      assert.equal(await res.text(), "");
+      const post = await call(handler, "POST", path, { body: "x" });
+      assert.equal(post.status, 405);
+      assert.equal(post.headers.get("allow"), "GET, HEAD");
+    }
+  },
+);
+
+storeTest(
+  "past --max-streams a stream is 503 with the envelope, and a place frees when a reader leaves",
+  async (store) => {
+    const handler = app(store, { maxStreams: 2 });
+    const a = await open(handler, "/events");
+    const b = await open(handler, "/quote/events");
+    const refused = await call(handler, "GET", "/events");
+    assert.equal(refused.status, 503);
+    assert.equal(refused.json.status, "error");
+    assert.equal(refused.json.errors[0].location, "url");
+    assert.equal(refused.json.errors[0].name, "events");
+    await a.events.close();
+    const c = await open(handler, "/events");
+    await Promise.all([b.events.close(), c.events.close()]);
+  },
+);
+
+storeTest(
+  "a reader that stops reading is cut off past 1 MiB waiting; the others go on",
+  async (store) => {
+    const handler = app(store);
+    const token = await registered(handler);
+    const slow = await handler(new Request("http://service.test/events"));
+    const slowReader = slow.body!.getReader();
+    const { events } = await open(handler, "/events");
+    const big = "x".repeat(60_000);
+    for (let i = 0; i < 25; i++) await post(handler, token, big);
+    const received = await events.events(25);
+    assert.equal(received.length, 25);
+    // The slow reader finds its stream ended (erred) after what it could take.
+    let total = 0;
+    await assert.rejects(async () => {
+      for (;;) {
+        const { done, value } = await slowReader.read();
+        if (done) break;
+        total += value.byteLength;
+      }
+    });
+    assert.ok(total < 1024 * 1024, `the slow reader got ${total} bytes`);
+    await events.close();
+  },
+);
+
+storeTest("stopping ends every stream and refuses new ones", async (store) => {
+  const stop = new AbortController();
+  const handler = app(store, { stopSignal: stop.signal });
+  const a = await open(handler, "/events");
+  const b = await open(handler, "/quote/events");
+  await a.events.next();
+  await b.events.next();
+  stop.abort();
+  for (const { events } of [a, b]) {
+    let item;
+    do item = await events.next(); while (item !== null);
+  }
+  assert.equal((await call(handler, "GET", "/events")).status, 503);
+});
