@@ -21,6 +21,7 @@ import {
 } from "./src/program/config.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
 import { createHandler } from "./src/services/app.ts";
+import { StreamEnded } from "./src/streams/stream_hub.ts";
 import { openStore } from "./src/store/open_store.ts";
 import { type Store, StoreUnavailableError } from "./src/store/store.ts";
 
@@ -71,7 +72,11 @@ async function serve(config: Config, store: Store): Promise<void> {
         console.log(listeningBanner(addr, config.service));
       },
       onError(error) {
-        console.error("unhandled fault:", error);
+        // A stream ended on purpose (a reader too far behind, or stopping)
+        // surfaces here too; it is no fault.
+        if (!(error instanceof StreamEnded)) {
+          console.error("unhandled fault:", error);
+        }
         return statusResponse(500);
       },
       report: (message) => console.error(message),

@@ -57,8 +57,15 @@ async function respond(
   return new Response(stream.body, { headers: STREAM_HEADERS });
 }
 
-/** `HEAD` answers the stream's headers at once, opening nothing. */
-const head = () => new Response(null, { headers: STREAM_HEADERS });
+/**
+ * `HEAD` answers the stream's headers at once, opening nothing. An empty
+ * stream rather than no body, so that Deno does not add the
+ * `content-length: 0` the endless `GET` answer never has.
+ */
+const head = () =>
+  new Response(new ReadableStream({ start: (c) => c.close() }), {
+    headers: STREAM_HEADERS,
+  });
 
 /** The route of `GET /events`: the newest messages (or those after `Last-Event-ID`), then each new one. */
 export function messageEventsRoute(

@@ -9,6 +9,18 @@
 
 import { HEARTBEAT } from "./event_stream_format.ts";
 
+/**
+ * What an ended stream fails with: Deno reports it to the server's
+ * `onError`, which should pass over it, since it is no fault.
+ */
+export class StreamEnded extends Error {
+  /** The reason, for the log of whoever looks. */
+  constructor(reason: string) {
+    super(reason);
+    this.name = "StreamEnded";
+  }
+}
+
 /** Limits of a {@linkcode StreamHub}. */
 export interface StreamHubOptions {
   /** How many streams may be open at once. */
@@ -93,8 +105,9 @@ export class EventStream {
     if (!this.#open) return;
     const waiting = -(this.#controller.desiredSize ?? 0) > 0;
     try {
-      if (abort || waiting) this.#controller.error(new Error("stream ended"));
-      else this.#controller.close();
+      if (abort || waiting) {
+        this.#controller.error(new StreamEnded("the stream was ended"));
+      } else this.#controller.close();
     } catch {
       // Already closed by its reader.
     }

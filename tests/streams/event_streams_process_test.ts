@@ -59,3 +59,99 @@ Deno.test("curl-style: a post on the wire reaches an open stream as one event wi
     await server.stop();
   }
 });
+
+Deno.test("HEAD on a stream over the wire: its headers, no body, no content-length the stream lacks", async () => {
+  const server = await startServer(["--quiet"]);
+  try {
+    for (const path of ["events", "quote/events"]) {
+      const head = await fetch(`${server.url}${path}`, { method: "HEAD" });
+      assert.equal(head.status, 200);
+      assert.equal(
+        head.headers.get("content-type"),
+        "text/event-stream; charset=utf-8",
+      );
+      assert.equal(head.headers.get("content-length"), null);
+      assert.equal(await head.text(), "");
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("a reader that never reads (small receive buffer) is cut off past 1 MiB, and the others go on", async () => {
+  const server = await startServer(["--quiet"]);
+  const port = new URL(server.url).port;
+  // A socket that asks for the stream, then reads nothing until told to.
+  const slow = new Deno.Command("python3", {
+    args: [
+      "-c",
+      `
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", ${port}))
+s.sendall(b"GET /events HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+print("open", flush=True)
+sys.stdin.readline()
+total = 0
+try:
+    while True:
+        data = s.recv(65536)
+        if not data:
+            break
+        total += len(data)
+except OSError:
+    pass
+print(total, flush=True)
+`,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const out = slow.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    assert.match((await out.read()).value ?? "", /open/);
+    const token = (await (await fetch(`${server.url}users`, {
+      method: "POST",
+      body: "ann",
+    })).json()).token;
+    const res = await fetch(`${server.url}events`);
+    const reader = readEvents(res.body!);
+    await reader.next();
+    const big = "x".repeat(60_000);
+    // 200 events of 60 KB: 12 MB, well past what the kernel's socket
+    // buffers absorb on loopback (up to 4 MB each way) plus 1 MiB.
+    for (let i = 0; i < 200; i++) {
+      const posted = await fetch(server.url, {
+        method: "POST",
+        headers: { "x-messaging-token": token },
+        body: JSON.stringify({ text: big }),
+      });
+      assert.equal(posted.status, 200);
+    }
+    assert.equal(
+      (await reader.events(60)).length,
+      60,
+      "the reading reader got all",
+    );
+    await reader.close();
+    const writer = slow.stdin.getWriter();
+    await writer.write(new TextEncoder().encode("read\n"));
+    await writer.close();
+    let text = "";
+    for (;;) {
+      const { done, value } = await out.read();
+      if (done) break;
+      text += value;
+    }
+    const received = Number(text.trim());
+    assert.ok(
+      received < 6_000_000,
+      `the slow reader received ${received} of 12,000,000 bytes`,
+    );
+  } finally {
+    await slow.status;
+    await server.stop();
+  }
+  assert.doesNotMatch(server.stderr(), /fault/, "ending a stream is no fault");
+});

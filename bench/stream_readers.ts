@@ -1,0 +1,82 @@
+/**
+ * The readers for `deno task bench:streams`, in a process of their own: holds
+ * N event streams open over raw sockets (lighter than `fetch`), prints
+ * `ready` once every stream has its first bytes, then for each message id
+ * notes when the last of the N streams received it, and prints those times
+ * (ms since the epoch, sub-millisecond) as JSON when told to stop on stdin.
+ * @module
+ */
+
+const [addresses, countText] = Deno.args;
+const targets = addresses.split(",").map((address) => {
+  const [hostname, port] = address.split(":");
+  return { hostname, port: Number(port) };
+});
+const count = Number(countText);
+const now = () => performance.timeOrigin + performance.now();
+
+const seen = new Map<number, number>();
+const lastSeen = new Map<number, number>();
+let opened = 0;
+const conns: Deno.TcpConn[] = [];
+const request = new TextEncoder().encode(
+  "GET /events HTTP/1.1\r\nHost: bench\r\n\r\n",
+);
+
+async function hold(index: number): Promise<void> {
+  const conn = await Deno.connect(targets[index % targets.length]);
+  conns.push(conn);
+  await conn.write(request);
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(4096);
+  let carry = "";
+  let first = true;
+  for (;;) {
+    let n: number | null;
+    try {
+      n = await conn.read(buffer);
+    } catch {
+      return;
+    }
+    if (n === null) return;
+    if (first) {
+      first = false;
+      opened++;
+    }
+    const text = carry + decoder.decode(buffer.subarray(0, n));
+    const at = now();
+    for (const match of text.matchAll(/\nid: (\d+)\n/g)) {
+      const id = Number(match[1]);
+      const total = (seen.get(id) ?? 0) + 1;
+      seen.set(id, total);
+      if (total === count) lastSeen.set(id, at);
+    }
+    carry = text.slice(-24);
+  }
+}
+
+// Open in batches so the listen queue is never overrun.
+for (let i = 0; i < count; i += 200) {
+  await Promise.all(
+    Array.from({ length: Math.min(200, count - i) }, (_, j) => {
+      hold(i + j);
+      return new Promise((resolve) => setTimeout(resolve, 0));
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+for (let tries = 0; opened < count && tries < 600; tries++) {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+console.log(opened === count ? "ready" : `only ${opened} of ${count} opened`);
+// Wait for the bench to say it is done.
+for await (const _ of Deno.stdin.readable) break;
+console.log(JSON.stringify(Object.fromEntries(lastSeen)));
+for (const conn of conns) {
+  try {
+    conn.close();
+  } catch {
+    // Already closed.
+  }
+}
+Deno.exit(0);
