@@ -9,7 +9,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { flagsOf, usageError } from "./cli.ts";
 import {
   type RedisServer,
   startRedis,
@@ -24,45 +24,29 @@ N minutes (default 5); with --store=redis, Redis is killed at 40% of the run
 (for 10 s) and frozen at 70% (for 5 s). Prints RSS, requests/s and p99 every
 10 s and whether memory and latency came back.`;
 
-function usage(message: string): never {
-  console.error(`error: ${message} (see --help)`);
-  Deno.exit(2);
-}
+const flags = flagsOf({
+  store: { type: "string", default: "memory" },
+  minutes: { type: "string", default: "5" },
+  workers: { type: "string", default: "16" },
+  hostile: { type: "string", default: "stalled,slow,truncated" },
+}, USAGE);
 
-let flags;
-try {
-  ({ values: flags } = parseArgs({
-    args: Deno.args,
-    strict: true,
-    options: {
-      store: { type: "string", default: "memory" },
-      minutes: { type: "string", default: "5" },
-      workers: { type: "string", default: "16" },
-      hostile: { type: "string", default: "stalled,slow,truncated" },
-      help: { type: "boolean", default: false },
-    },
-  }));
-} catch (error) {
-  usage((error as Error).message);
-}
-if (flags.help) {
-  console.log(USAGE);
-  Deno.exit(0);
-}
 if (flags.store !== "memory" && flags.store !== "redis") {
-  usage(`--store must be memory or redis (got "${flags.store}")`);
+  usageError(`--store must be memory or redis (got "${flags.store}")`);
 }
 const minutes = Number(flags.minutes);
 const workers = Number(flags.workers);
-if (!(minutes > 0 && minutes <= 120)) usage("--minutes must be from 0 to 120");
+if (!(minutes > 0 && minutes <= 120)) {
+  usageError("--minutes must be from 0 to 120");
+}
 if (!(Number.isInteger(workers) && workers >= 1 && workers <= 200)) {
-  usage("--workers must be a whole number from 1 to 200");
+  usageError("--workers must be a whole number from 1 to 200");
 }
 
 const hostile = flags.hostile.split(",").filter((kind) => kind !== "");
 for (const kind of hostile) {
   if (!["stalled", "slow", "truncated"].includes(kind)) {
-    usage(`--hostile takes stalled, slow and truncated (got "${kind}")`);
+    usageError(`--hostile takes stalled, slow and truncated (got "${kind}")`);
   }
 }
 const durationMs = minutes * 60_000;

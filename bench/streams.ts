@@ -7,33 +7,18 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { flagsOf, usageError } from "./cli.ts";
 import { startRedis } from "../tests/_support/redis_server.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
 const USAGE =
   `Usage: deno task bench:streams [--streams=1000,10000] [--posts=200] [--stores=memory,redis]`;
 
-let flags;
-try {
-  ({ values: flags } = parseArgs({
-    args: Deno.args,
-    strict: true,
-    options: {
-      streams: { type: "string", default: "1000,10000" },
-      posts: { type: "string", default: "200" },
-      stores: { type: "string", default: "memory,redis" },
-      help: { type: "boolean", default: false },
-    },
-  }));
-} catch (error) {
-  console.error(`error: ${(error as Error).message} (see --help)`);
-  Deno.exit(2);
-}
-if (flags.help) {
-  console.log(USAGE);
-  Deno.exit(0);
-}
+const flags = flagsOf({
+  streams: { type: "string", default: "1000,10000" },
+  posts: { type: "string", default: "200" },
+  stores: { type: "string", default: "memory,redis" },
+}, USAGE);
 const counts = flags.streams.split(",").map(Number);
 const posts = Number(flags.posts);
 const stores = flags.stores.split(",");
@@ -42,8 +27,7 @@ if (
   !(Number.isInteger(posts) && posts >= 1 && posts <= 10_000) ||
   stores.some((s) => s !== "memory" && s !== "redis")
 ) {
-  console.error("error: bad --streams, --posts or --stores (see --help)");
-  Deno.exit(2);
+  usageError("bad --streams, --posts or --stores");
 }
 
 function rssMb(pid: number): number {
@@ -108,7 +92,9 @@ async function measure(store: string, count: number): Promise<Row> {
     const after = servers.map((s) => rssMb(s.process.pid));
     const grown = after.reduce((sum, mb, i) => sum + mb - before[i], 0);
     const answered = new Map<number, number>();
-    const gap = Math.max(20, count / 100);
+    // Posts far enough apart that one has reached every reader before the
+    // next: each is measured alone, not queued behind the last.
+    const gap = Math.max(20, count / 20);
     for (let i = 0; i < posts; i++) {
       const res = await fetch(poster.url, {
         method: "POST",
