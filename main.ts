@@ -43,6 +43,7 @@ async function serve(config: Config, store: Store): Promise<void> {
     maxStreams: config.maxStreams,
     signal: deadline.signal,
     stopSignal: stopping.signal,
+    corsOrigins: config.corsOrigins,
   });
   const { handler, drain } = drainable(
     config.quiet ? app : withRequestLog(app),

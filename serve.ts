@@ -85,6 +85,7 @@ async function start(): Promise<Deno.ServeDefaultExport> {
       heartbeatMs: config.heartbeatMs,
       maxStreams: config.maxStreams,
       stopSignal: stopping.signal,
+      corsOrigins: config.corsOrigins,
       store,
     });
     return {

@@ -63,13 +63,22 @@ function headOf(get: Handler): Handler {
   };
 }
 
+/** The `Allow` header of a route: its methods, with `HEAD` wherever `GET` is. */
+export function allowedMethods(
+  methods: Partial<Record<Method, Handler>>,
+): string {
+  const names = new Set(Object.keys(methods));
+  if (names.has("GET")) names.add("HEAD");
+  return [...names].sort().join(", ");
+}
+
 function compile(methods: Partial<Record<Method, Handler>>): CompiledRoute {
   const table = new Map<string, Handler>(
     Object.entries(methods) as [Method, Handler][],
   );
   const get = table.get("GET");
   if (get && !table.has("HEAD")) table.set("HEAD", headOf(get));
-  return { methods: table, allow: [...table.keys()].sort().join(", ") };
+  return { methods: table, allow: allowedMethods(methods) };
 }
 
 function defaultFaultLogger(error: unknown, req: Request): void {

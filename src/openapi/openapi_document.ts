@@ -5,6 +5,7 @@
  * @module
  */
 
+import { HTML_CONTENT_TYPE } from "../web/chat_page.ts";
 import { JSON_CONTENT_TYPE } from "../http/response.ts";
 import type { ServiceName } from "../services/service_names.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../services/service_options.ts";
@@ -156,6 +157,20 @@ const messagingPaths: JsonObject = {
           'retry: 1000\n\nid: 7\nevent: message\ndata: {"text":"hi","color":"black","user":"ann"}\n\n',
         ),
         ...STREAM_REFUSED,
+      },
+    },
+  },
+  "/chat": {
+    get: {
+      operationId: "chatPage",
+      summary: "The chat, as a web page",
+      description:
+        "One self-contained HTML page using this API: join, live messages from `/events`, send in black or red, the user list, leave, and the quote when the quote service is served beside messaging. It loads nothing from other hosts; its `Content-Security-Policy` allows only its own inline style and script, by hash. The token lives in the tab's `sessionStorage`.",
+      responses: {
+        200: {
+          description: "The page.",
+          content: { [HTML_CONTENT_TYPE]: { schema: { type: "string" } } },
+        },
       },
     },
   },

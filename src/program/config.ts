@@ -14,15 +14,18 @@ import {
   DEFAULT_MAX_STREAMS,
 } from "../services/service_options.ts";
 
+import { DEFAULT_LIMITS } from "../store/store.ts";
+import { isCorsOrigin } from "../http/cors.ts";
+
 /** How long shutdown waits for requests in flight, by default. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
-import { DEFAULT_LIMITS } from "../store/store.ts";
 
 /** The `--help` text. */
 export const USAGE = `Usage: deno task start [flags]
 
-Serves the messaging service (/users, /) and the quote service (/quote),
-with their OpenAPI description at /openapi.json.
+Serves the messaging service (/users, /, /events, and the chat page at
+/chat) and the quote service (/quote, /quote/events), with their OpenAPI
+description at /openapi.json.
 
 Flags:
   --service=all|messaging|quote  which services to serve (default: all)
@@ -41,6 +44,8 @@ Flags:
   --store=S           memory, or redis://HOST:PORT[/DB] to share state between
                       processes (default: $LMS_STORE, else memory)
   --redis-prefix=P    prefix of every Redis key (default: lms:)
+  --cors-origin=O     let pages from origin O (https://host[:port]) call every
+                      route; repeatable; * for any origin (default: none)
   --quiet             no request log on standard error
   --help              show this help and exit
 `;
@@ -59,6 +64,7 @@ export interface Config {
   maxUsers: number;
   store: string;
   redisPrefix: string;
+  corsOrigins: string[];
   quiet: boolean;
   help: boolean;
 }
@@ -123,6 +129,7 @@ export function parseFlags(
         },
         store: { type: "string" },
         "redis-prefix": { type: "string", default: "lms:" },
+        "cors-origin": { type: "string", multiple: true, default: [] },
         quiet: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
@@ -149,9 +156,18 @@ export function parseFlags(
       `--store must be memory or a redis:// URL (got "${store}")`,
     );
   }
+  const corsOrigins = values["cors-origin"];
+  for (const origin of corsOrigins) {
+    if (!isCorsOrigin(origin)) {
+      throw new UsageError(
+        `--cors-origin must be * or an origin such as https://example.org:8443, with no path (got "${origin}")`,
+      );
+    }
+  }
   return {
     service,
     port,
+    corsOrigins,
     store,
     redisPrefix: values["redis-prefix"],
     hostname: values.hostname,
@@ -223,5 +239,8 @@ export function flagsFromEnv(
     throw new UsageError(`LMS_QUIET must be 0 or 1 (got "${quiet}")`);
   }
   if (quiet === "1") flags.push("--quiet");
+  // Several origins are separated by white space or commas.
+  const origins = env("LMS_CORS_ORIGIN")?.split(/[\s,]+/).filter(Boolean);
+  for (const origin of origins ?? []) flags.push(`--cors-origin=${origin}`);
   return flags;
 }

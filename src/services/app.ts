@@ -1,6 +1,7 @@
 /**
  * Composition: which services one handler serves, over one shared store,
- * with their OpenAPI description at `/openapi.json`.
+ * with their OpenAPI description at `/openapi.json`, the chat page beside
+ * messaging, and the origins allowed to call them.
  * @module
  */
 
@@ -10,6 +11,7 @@ import {
   type Handler,
   mergeRoutes,
 } from "../http/router.ts";
+import { withCors } from "../http/cors.ts";
 import { encodeJson, jsonResponse } from "../http/response.ts";
 import { openApiDocument } from "../openapi/openapi_document.ts";
 import { MemoryStore } from "../store/memory_store.ts";
@@ -18,6 +20,7 @@ import { quoteRoutes } from "./quote.ts";
 import { type ServiceOptions, streamHubOf } from "./service_options.ts";
 import { type ServiceSelection, servicesOf } from "./service_names.ts";
 import { mapStoreError } from "./store_errors.ts";
+import { chatPageRoutes } from "../web/chat_page.ts";
 
 /**
  * Options of {@linkcode createHandler}.
@@ -25,7 +28,11 @@ import { mapStoreError } from "./store_errors.ts";
  * @example Both services over one store
  * ```ts
  * import { createHandler, type HandlerOptions, MemoryStore } from "@lms/light-messaging";
- * const options: HandlerOptions = { service: "all", store: new MemoryStore({ history: 50 }) };
+ * const options: HandlerOptions = {
+ *   service: "all",
+ *   store: new MemoryStore({ history: 50 }),
+ *   corsOrigins: ["https://example.org"],
+ * };
  * createHandler(options);
  * ```
  */
@@ -34,6 +41,11 @@ export interface HandlerOptions extends ServiceOptions {
   service?: ServiceSelection;
   /** Where unexpected faults are reported; the client only ever sees a bare 500. Default: standard error, with the stack. */
   logFault?: FaultLogger;
+  /**
+   * Origins whose pages may call every route (CORS), exactly as browsers
+   * send them (`https://example.org`), or `*` for any. Default: none.
+   */
+  corsOrigins?: readonly string[];
 }
 
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
@@ -56,11 +68,16 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const description = encodeJson(openApiDocument(services));
   // One hub, so the stream cap counts every stream of the process.
   const hub = streamHubOf(shared);
-  return createRouter(
-    mergeRoutes(
-      ...services.map((name) => routesOf[name](shared, hub)),
-      { "/openapi.json": { GET: () => jsonResponse(description) } },
-    ),
-    { logFault: options.logFault, mapError: mapStoreError },
+  const routes = mergeRoutes(
+    ...services.map((name) => routesOf[name](shared, hub)),
+    services.includes("messaging")
+      ? chatPageRoutes({ quote: services.includes("quote") })
+      : {},
+    { "/openapi.json": { GET: () => jsonResponse(description) } },
   );
+  const router = createRouter(routes, {
+    logFault: options.logFault,
+    mapError: mapStoreError,
+  });
+  return withCors(router, routes, options.corsOrigins ?? []);
 }

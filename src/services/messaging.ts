@@ -13,7 +13,12 @@ import {
   ok,
   statusResponse,
 } from "../http/response.ts";
-import { createRouter, type Handler, type Routes } from "../http/router.ts";
+import {
+  createRouter,
+  type Handler,
+  mergeRoutes,
+  type Routes,
+} from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { authenticate, recheck } from "./auth.ts";
 import { checkMessage } from "./message_check.ts";
@@ -26,6 +31,7 @@ import {
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "./token.ts";
+import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
 
 /** How many messages `GET /` answers with. */
@@ -116,7 +122,7 @@ export function messagingRoutes(
 }
 
 /**
- * Builds the messaging service as one handler.
+ * Builds the messaging service as one handler, with its chat page at `/chat`.
  *
  * @example Registering and posting without a socket
  * ```ts
@@ -134,5 +140,8 @@ export function messagingRoutes(
  * ```
  */
 export function createMessagingService(options: ServiceOptions = {}): Handler {
-  return createRouter(messagingRoutes(options), { mapError: mapStoreError });
+  return createRouter(
+    mergeRoutes(messagingRoutes(options), chatPageRoutes({ quote: false })),
+    { mapError: mapStoreError },
+  );
 }

@@ -121,6 +121,16 @@ Deno.test("every answer of the running program matches the document", async () =
     await call("DELETE", "/users", undefined, token);
     await call("GET", "/openapi.json");
 
+    // The page: its 200 is HTML.
+    const page = await fetch(`${server.url}chat`);
+    assert.ok(
+      doc.paths["/chat"].get.responses["200"].content[
+        page.headers.get("content-type")!
+      ],
+    );
+    assert.match(await page.text(), /^<!doctype html>/);
+    checked.add(`GET /chat ${page.status}`);
+
     // The streams: their 200 is an open text/event-stream; past the cap, 503.
     const streams = [];
     for (const path of ["/events", "/quote/events"]) {

@@ -83,3 +83,41 @@ Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
     /--history must be a whole number from 5/,
   );
 });
+
+Deno.test("--cors-origin is repeatable, takes * or an origin, and LMS_CORS_ORIGIN lists them", () => {
+  assert.deepEqual(parseFlags([], env({})).corsOrigins, []);
+  assert.deepEqual(
+    parseFlags([
+      "--cors-origin=https://a.example",
+      "--cors-origin=http://127.0.0.1:8080",
+    ], env({})).corsOrigins,
+    ["https://a.example", "http://127.0.0.1:8080"],
+  );
+  assert.deepEqual(parseFlags(["--cors-origin=*"], env({})).corsOrigins, [
+    "*",
+  ]);
+  assert.deepEqual(
+    flagsFromEnv(env({ LMS_CORS_ORIGIN: "https://a.example, http://b.test" })),
+    ["--cors-origin=https://a.example", "--cors-origin=http://b.test"],
+  );
+});
+
+for (
+  const bad of [
+    "https://a.example/",
+    "https://a.example/path",
+    "ftp://a.example",
+    "a.example",
+    "",
+    "HTTPS://A.EXAMPLE",
+  ]
+) {
+  Deno.test(`--cors-origin=${JSON.stringify(bad)} is a usage error naming the flag`, () => {
+    assert.throws(
+      () => parseFlags([`--cors-origin=${bad}`], env({})),
+      (error) =>
+        error instanceof UsageError &&
+        /^--cors-origin must be/.test(error.message),
+    );
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * Other origins (CORS): pages of the allowed origins may call every route.
+ * Requests from any other origin, or without one, pass through untouched.
+ * @module
+ */
+
+import { requestPath } from "./request_path.ts";
+import { allowedMethods, type Handler, type Routes } from "./router.ts";
+
+/** The request headers a page may send: the token, and a body's type. */
+const ALLOWED_HEADERS = "X-Messaging-Token, Content-Type";
+/** The response headers a page may read beyond the simple ones. */
+const EXPOSED_HEADERS = "Allow, Retry-After";
+/** How long a browser may reuse a preflight's answer, in seconds. */
+const PREFLIGHT_MAX_AGE = "600";
+
+/**
+ * Whether `value` may be given to `--cors-origin`: `*`, or an origin exactly
+ * as browsers send it (`http://host[:port]` or `https://…`, no path).
+ */
+export function isCorsOrigin(value: string): boolean {
+  if (value === "*") return true;
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") &&
+      url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Wraps `handler` so that requests from `origins` (or any, with `*`) get
+ * the CORS headers, and `OPTIONS` preflights on the paths of `routes` are
+ * answered 204 with the route's methods. With no origins, returns `handler`.
+ */
+export function withCors(
+  handler: Handler,
+  routes: Routes,
+  origins: readonly string[],
+): Handler {
+  if (origins.length === 0) return handler;
+  const anyOrigin = origins.includes("*");
+  const allowed = new Set(origins);
+  const methodsOf = new Map(
+    Object.entries(routes).map(([path, methods]) => [
+      path,
+      allowedMethods(methods),
+    ]),
+  );
+  const decorate = (res: Response, allowOrigin: string) => {
+    res.headers.set("access-control-allow-origin", allowOrigin);
+    res.headers.set("access-control-expose-headers", EXPOSED_HEADERS);
+    res.headers.append("vary", "Origin");
+    return res;
+  };
+  return (req) => {
+    const origin = req.headers.get("origin");
+    if (origin === null || !(anyOrigin || allowed.has(origin))) {
+      return handler(req);
+    }
+    const allowOrigin = anyOrigin ? "*" : origin;
+    if (req.method === "OPTIONS") {
+      const methods = methodsOf.get(requestPath(req));
+      if (methods !== undefined) {
+        return new Response(null, {
+          status: 204,
+          headers: {
+            "access-control-allow-origin": allowOrigin,
+            "access-control-allow-methods": methods,
+            "access-control-allow-headers": ALLOWED_HEADERS,
+            "access-control-max-age": PREFLIGHT_MAX_AGE,
+            "vary": "Origin",
+          },
+        });
+      }
+    }
+    const res = handler(req);
+    return res instanceof Promise
+      ? res.then((r) => decorate(r, allowOrigin))
+      : decorate(res, allowOrigin);
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * `GET /chat`: the chat as one self-contained page. Its style and script are
+ * inlined, and the Content-Security-Policy allows exactly those two by hash,
+ * so the page loads nothing from anywhere and no injected markup could run.
+ * @module
+ */
+
+import type { Routes } from "../http/router.ts";
+import template from "./chat.html" with { type: "text" };
+import style from "./chat.css" with { type: "text" };
+import script from "./chat.js" with { type: "text" };
+
+/** The page's content type. */
+export const HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
+
+/** Options of {@linkcode chatPageRoutes}. */
+export interface ChatPageOptions {
+  /** Whether the quote service is served beside messaging: the page shows the quote and its form only then. */
+  quote: boolean;
+}
+
+async function sha256Source(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return `'sha256-${new Uint8Array(digest).toBase64()}'`;
+}
+
+interface BuiltPage {
+  body: Uint8Array<ArrayBuffer>;
+  headers: Record<string, string>;
+}
+
+async function buildPage(options: ChatPageOptions): Promise<BuiltPage> {
+  // The hashes cover the exact text between the tags, indentation included.
+  const styleText = `\n${style}\n`;
+  const scriptText = `\n${script}\n`;
+  // Functions as replacements, so no `$` in the sources is read as a pattern.
+  let html = template
+    .replace(/<style>[^<]*<\/style>/, () => `<style>${styleText}</style>`)
+    .replace(
+      /<script type="module">[^<]*<\/script>/,
+      () => `<script type="module">${scriptText}</script>`,
+    );
+  if (!options.quote) html = html.replace("data-quote-panel", "hidden");
+  const policy = [
+    "default-src 'none'",
+    `script-src ${await sha256Source(scriptText)}`,
+    `style-src ${await sha256Source(styleText)}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+  return {
+    body: new TextEncoder().encode(html),
+    headers: {
+      "content-type": HTML_CONTENT_TYPE,
+      "content-security-policy": policy,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+      "cache-control": "no-cache",
+    },
+  };
+}
+
+/**
+ * The route of the chat page, to serve beside the messaging service.
+ */
+export function chatPageRoutes(options: ChatPageOptions): Routes {
+  let page: Promise<BuiltPage> | undefined;
+  return {
+    "/chat": {
+      GET: async () => {
+        const { body, headers } = await (page ??= buildPage(options));
+        return new Response(body, { headers });
+      },
+    },
+  };
+}

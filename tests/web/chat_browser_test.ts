@@ -1,0 +1,251 @@
+/**
+ * The chat page in real Chromium, against the real program: two people
+ * chatting in two browser contexts, as users would.
+ */
+
+import assert from "node:assert/strict";
+import {
+  type Browser,
+  browserMissing,
+  launchBrowser,
+  type Page,
+  type PageWatch,
+  watchPage,
+} from "../_support/browser.ts";
+import { type RunningServer, startServer } from "../_support/program.ts";
+
+/** How long a live message may take to show in another tab. */
+const LIVE_MS = 1000;
+
+interface BrowserGlobals {
+  getComputedStyle(element: unknown): { color: string };
+}
+
+interface Tab {
+  page: Page;
+  watch: PageWatch;
+}
+
+async function openChat(
+  browser: Browser,
+  server: RunningServer,
+  colorScheme: "light" | "dark" = "light",
+): Promise<Tab> {
+  const context = await browser.newContext({ colorScheme });
+  const page = await context.newPage();
+  page.setDefaultTimeout(5000);
+  const watch = watchPage(page, [new URL(server.url).origin]);
+  await page.goto(`${server.url}chat`);
+  await page.getByText("Live").waitFor();
+  return { page, watch };
+}
+
+async function join(tab: Tab, name: string): Promise<void> {
+  await tab.page.getByRole("textbox", { name: "Name" }).fill(name);
+  await tab.page.getByRole("button", { name: "Join" }).click();
+  await tab.page.getByRole("textbox", { name: "Message" }).waitFor();
+}
+
+async function send(tab: Tab, text: string, color?: "Red" | "Black") {
+  if (color) await tab.page.getByRole("radio", { name: color }).check();
+  const box = tab.page.getByRole("textbox", { name: "Message" });
+  await box.fill(text);
+  const answered = tab.page.waitForResponse((res) =>
+    new URL(res.url()).pathname === "/" && res.request().method() === "POST"
+  );
+  // Enter sends: the form is a real form.
+  await box.press("Enter");
+  assert.equal((await answered).status(), 200);
+}
+
+/** The message in the log whose text is exactly `text`. */
+const messageIn = (tab: Tab, text: string) =>
+  tab.page.getByRole("log").locator(".message").filter({
+    has: tab.page.getByText(text, { exact: true }),
+  });
+
+function browserTest(
+  name: string,
+  args: string[],
+  fn: (browser: Browser, server: RunningServer) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    ignore: browserMissing !== undefined,
+    // Playwright keeps its connection to the browser open between steps.
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn() {
+      const server = await startServer(["--quiet", ...args]);
+      const browser = await launchBrowser();
+      try {
+        await fn(browser, server);
+      } finally {
+        await browser.close();
+        assert.equal(await server.stop(), 0);
+      }
+    },
+  });
+}
+
+browserTest(
+  "two tabs chat live: messages, markup as text, red, refusals, the quote, reload, leave",
+  [],
+  async (browser, server) => {
+    const ann = await openChat(browser, server);
+    const bob = await openChat(browser, server, "dark");
+
+    await join(ann, "Ann");
+    assert.equal(
+      await ann.page.evaluate("document.activeElement?.id"),
+      "message",
+      "after joining, the message box has the focus",
+    );
+    // A name taken is refused in the service's words, and nothing changes.
+    await bob.page.getByRole("textbox", { name: "Name" }).fill("Ann");
+    await bob.page.getByRole("button", { name: "Join" }).click();
+    await bob.page.getByRole("alert").filter({ hasText: "This user exists!" })
+      .waitFor();
+    await bob.page.getByRole("textbox", { name: "Name" }).fill("a-b");
+    await bob.page.getByRole("button", { name: "Join" }).click();
+    await bob.page.getByRole("alert").filter({
+      hasText: "must not contain '-'",
+    })
+      .waitFor();
+    await join(bob, "Bob");
+
+    await send(ann, "Hello Bob");
+    const started = performance.now();
+    await messageIn(bob, "Hello Bob").waitFor({ timeout: LIVE_MS });
+    const seenMs = performance.now() - started;
+    assert.ok(seenMs < LIVE_MS, `shown in the other tab after ${seenMs} ms`);
+    assert.equal(
+      await messageIn(bob, "Hello Bob").locator(".author").textContent(),
+      "Ann",
+      "the author is beside the message",
+    );
+
+    // Markup someone wrote is text: no element is made from it, nothing runs.
+    const markup = "<img src=x onerror=alert(1)><b>bold</b>";
+    let dialogs = 0;
+    bob.page.on("dialog", (dialog) => {
+      dialogs++;
+      dialog.dismiss();
+    });
+    await send(ann, markup);
+    await messageIn(bob, markup).waitFor({ timeout: LIVE_MS });
+    const log = bob.page.getByRole("log");
+    assert.equal(await log.locator("img, b").count(), 0);
+    assert.equal(dialogs, 0);
+
+    // Red is red, black is not.
+    await send(bob, "Alarm", "Red");
+    await messageIn(ann, "Alarm").waitFor({ timeout: LIVE_MS });
+    const colorOf = (tab: Tab, text: string) =>
+      messageIn(tab, text).locator(".text").evaluate((el) =>
+        // Runs in the page; this file is checked without the DOM's types.
+        (globalThis as unknown as BrowserGlobals).getComputedStyle(el).color
+          .match(/\d+/g)!.map(Number)
+      );
+    for (const tab of [ann, bob]) {
+      await messageIn(tab, "Alarm").waitFor({ timeout: LIVE_MS });
+      const [r, g, b] = await colorOf(tab, "Alarm");
+      assert.ok(r > 150 && g < 120 && b < 120, `red shows red: ${[r, g, b]}`);
+      const [r2, g2] = await colorOf(tab, "Hello Bob");
+      assert.ok(!(r2 > 150 && g2 < 120), `black is not red: ${[r2, g2]}`);
+    }
+
+    // The user list knows both.
+    await ann.page.getByRole("button", { name: "Refresh" }).click();
+    await ann.page.locator("#users li", { hasText: "Bob" }).waitFor();
+    assert.deepEqual(await ann.page.locator("#users li").allTextContents(), [
+      "Ann",
+      "Bob",
+    ]);
+
+    // The quote: a refusal in the service's words, then a replacement that
+    // reaches the other tab live.
+    const quoteBox = ann.page.getByRole("textbox", { name: "Quote" });
+    await quoteBox.fill("lowercase");
+    await ann.page.getByRole("button", { name: "Set quote" }).click();
+    await ann.page.getByRole("alert").filter({
+      hasText: "Does not start with a majuscule",
+    }).waitFor();
+    await quoteBox.fill("Be kind.");
+    await ann.page.getByRole("button", { name: "Set quote" }).click();
+    await bob.page.locator("#quote", { hasText: "Be kind." }).waitFor({
+      timeout: LIVE_MS,
+    });
+
+    // A reload keeps the user: same name, still able to post.
+    await bob.page.reload();
+    await bob.page.getByText("Signed in as Bob").waitFor();
+    await send(bob, "Back again");
+    await messageIn(ann, "Back again").waitFor({ timeout: LIVE_MS });
+
+    // Leave unregisters: the old token is refused, the join form is back.
+    const token = await ann.page.evaluate(() =>
+      sessionStorage.getItem("lms-token")
+    );
+    assert.match(token ?? "", /^Ann-[0-9a-f]{40}$/);
+    await ann.page.getByRole("button", { name: "Leave" }).click();
+    await ann.page.getByRole("textbox", { name: "Name" }).waitFor();
+    assert.equal(
+      await ann.page.evaluate(() => sessionStorage.getItem("lms-token")),
+      null,
+    );
+    const res = await fetch(`${server.url}users`, {
+      headers: { "x-messaging-token": token! },
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 401);
+
+    for (const tab of [ann, bob]) {
+      assert.deepEqual(tab.watch.foreignRequests, []);
+      assert.deepEqual(tab.watch.errors, []);
+    }
+  },
+);
+
+browserTest(
+  "a reload after the token stopped working asks for a name again, saying why",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    await join(tab, "Cleo");
+    const token = await tab.page.evaluate(() =>
+      sessionStorage.getItem("lms-token")
+    );
+    const res = await fetch(`${server.url}users`, {
+      method: "DELETE",
+      headers: { "x-messaging-token": token! },
+    });
+    await res.body?.cancel();
+    await tab.page.reload();
+    await tab.page.getByRole("alert").filter({ hasText: "join again" })
+      .waitFor();
+    await join(tab, "Cleo");
+    assert.deepEqual(tab.watch.errors, []);
+  },
+);
+
+browserTest(
+  "messaging alone: the quote panel is not shown, and the page works by keyboard",
+  ["--service=messaging"],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    assert.equal(
+      await tab.page.getByRole("textbox", { name: "Quote" }).count(),
+      0,
+    );
+    // Keyboard only: the name box has the focus; type, Enter, type, Enter.
+    await tab.page.keyboard.type("Dee");
+    await tab.page.keyboard.press("Enter");
+    await tab.page.getByRole("textbox", { name: "Message" }).waitFor();
+    await tab.page.keyboard.type("typed, not clicked");
+    await tab.page.keyboard.press("Enter");
+    await messageIn(tab, "typed, not clicked").waitFor({ timeout: LIVE_MS });
+    assert.deepEqual(tab.watch.errors, []);
+    assert.deepEqual(tab.watch.foreignRequests, []);
+  },
+);
