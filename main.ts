@@ -28,6 +28,16 @@ import { type Store, StoreUnavailableError } from "./src/store/store.ts";
 /** How long stopping may take beyond the drain deadline before the process leaves anyway. */
 const EXIT_GRACE_MS = 1000;
 
+/**
+ * Ends the process with status 0. Under `deno task dev` (`--watch`, which
+ * sets `LMS_WATCH=1`) the end of the program would leave Deno's watcher
+ * waiting for a file to change, so the watcher is stopped as Ctrl-C would.
+ */
+function leave(): never {
+  if (readEnv("LMS_WATCH") === "1") Deno.kill(Deno.pid, "SIGINT");
+  Deno.exit(0);
+}
+
 async function serve(config: Config, store: Store): Promise<void> {
   // Aborted when stopping begins: event streams end, so that shutdown does
   // not wait for their readers.
@@ -45,16 +55,19 @@ async function serve(config: Config, store: Store): Promise<void> {
     stopSignal: stopping.signal,
     corsOrigins: config.corsOrigins,
   });
-  const { handler, drain } = drainable(
-    config.quiet ? app : withRequestLog(app),
-  );
+  // Drained inside the log, so the 503s sent while stopping are logged too.
+  const drained = drainable(app);
+  const { drain } = drained;
+  const handler = config.quiet
+    ? drained.handler
+    : withRequestLog(drained.handler);
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       // Whatever clients do, the process is gone soon after the deadline.
-      setTimeout(() => Deno.exit(0), config.drainTimeoutMs + EXIT_GRACE_MS);
+      setTimeout(leave, config.drainTimeoutMs + EXIT_GRACE_MS);
       stopping.abort();
       await drain(config.drainTimeoutMs);
       deadline.abort();
@@ -133,7 +146,7 @@ if (import.meta.main) {
       await serve(config, await openStore(config));
       // The signal listeners stay until the end, so a signal repeated while
       // stopping cannot kill the process half-way; exit explicitly instead.
-      Deno.exit(0);
+      leave();
     } catch (error) {
       failStart(config, error);
     }

@@ -11,12 +11,7 @@
  */
 
 import { withRequestLog } from "./src/http/request_log.ts";
-import {
-  flagsFromEnv,
-  parseFlags,
-  readEnv,
-  UsageError,
-} from "./src/program/config.ts";
+import { configFromEnv, readEnv, UsageError } from "./src/program/config.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
 import { createHandler } from "./src/services/app.ts";
 import { openStore } from "./src/store/open_store.ts";
@@ -69,8 +64,18 @@ function fail(message: string): never {
 
 /** Configures from the environment and opens the store; exits 1 when it cannot. */
 async function start(): Promise<Deno.ServeDefaultExport> {
+  if (Deno.args.length > 0) {
+    // `deno task serve:parallel --port=N` hands the flag to this module, not
+    // to deno serve: listening elsewhere than asked would be a surprise.
+    console.error(
+      `error: serve.ts takes no flags (got ${
+        Deno.args.join(" ")
+      }): set the address with DENO_SERVE_ADDRESS=tcp:HOST:PORT and the options with LMS_* variables (see the README)`,
+    );
+    Deno.exit(2);
+  }
   try {
-    const config = parseFlags(flagsFromEnv(readEnv), readEnv);
+    const config = configFromEnv(readEnv);
     if (config.store === "memory" && await hasPeerWorkers()) {
       fail(
         "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",

@@ -6,20 +6,32 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { flagsOf, usageError } from "./cli.ts";
 import { MemoryStore } from "../src/store/memory_store.ts";
 import { startServer } from "../tests/_support/program.ts";
 
-const { values: flags } = parseArgs({
-  args: Deno.args,
-  options: {
+const flags = flagsOf(
+  {
     messages: { type: "string", default: "200000" },
     users: { type: "string", default: "50000" },
     concurrency: { type: "string", default: "64" },
     store: { type: "string" },
     "v8-flags": { type: "string" },
   },
-});
+  `Usage: deno task bench:memory [flags]
+  --messages=N      messages to post (default 200000)
+  --users=N         users to register (default 50000)
+  --concurrency=N   requests in flight at once (default 64)
+  --store=S         the program's --store (default memory)
+  --v8-flags=F      V8 flags for the program, such as --max-old-space-size=64`,
+);
+for (const name of ["messages", "users", "concurrency"] as const) {
+  if (!/^[1-9]\d{0,8}$/.test(flags[name])) {
+    usageError(
+      `--${name} must be a whole number of at least 1 (got "${flags[name]}")`,
+    );
+  }
+}
 const MESSAGES = Number(flags.messages);
 const USERS = Number(flags.users);
 const CONCURRENCY = Number(flags.concurrency);

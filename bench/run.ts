@@ -10,7 +10,7 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { flagsOf, usageError } from "./cli.ts";
 import {
   type RedisServer,
   startRedis,
@@ -93,26 +93,7 @@ interface Row {
   rounds: Run[];
 }
 
-const { values: flags } = parseArgs({
-  args: Deno.args,
-  options: {
-    duration: { type: "string", default: "3" },
-    warmup: { type: "string", default: "1" },
-    rounds: { type: "string", default: "3" },
-    connections: { type: "string", default: "50" },
-    scenarios: {
-      type: "string",
-      default: SCENARIOS.map((s) => s.name).join(","),
-    },
-    store: { type: "string" },
-    workers: { type: "string" },
-    baseline: { type: "string" },
-    help: { type: "boolean", default: false },
-  },
-});
-
-if (flags.help) {
-  console.log(`Usage: deno task bench [flags]
+const USAGE = `Usage: deno task bench [flags]
   --duration=S      seconds per measured run (default 3)
   --warmup=S        seconds of unmeasured load before each scenario (default 1)
   --rounds=N        measured runs per scenario and server; medians are reported (default 3)
@@ -124,8 +105,37 @@ if (flags.help) {
                     that store (unpinned: the workers need every core)
   --baseline=REF    also run the program as of git REF, to judge a change in the same run
                     (on the --store given, if any)
-`);
-  Deno.exit(0);
+`;
+
+const flags = flagsOf({
+  duration: { type: "string", default: "3" },
+  warmup: { type: "string", default: "1" },
+  rounds: { type: "string", default: "3" },
+  connections: { type: "string", default: "50" },
+  scenarios: {
+    type: "string",
+    default: SCENARIOS.map((s) => s.name).join(","),
+  },
+  store: { type: "string" },
+  workers: { type: "string" },
+  baseline: { type: "string" },
+}, USAGE);
+for (const name of ["duration", "warmup", "rounds", "connections"] as const) {
+  const value = Number(flags[name]);
+  if (!(Number.isFinite(value) && value >= 0 && value <= 100_000)) {
+    usageError(`--${name} must be a number (got "${flags[name]}")`);
+  }
+}
+if (flags.workers !== undefined && !/^[1-9]\d?$/.test(flags.workers)) {
+  usageError(
+    `--workers must be a whole number from 1 to 99 (got "${flags.workers}")`,
+  );
+}
+const unknown = flags.scenarios.split(",").filter((name) =>
+  !SCENARIOS.some((s) => s.name === name)
+);
+if (unknown.length > 0) {
+  usageError(`--scenarios: no scenario named ${unknown.join(", ")}`);
 }
 
 const CLK_TCK = 100;

@@ -6,14 +6,20 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { flagsOf, usageError } from "./cli.ts";
 import { startRedis } from "../tests/_support/redis_server.ts";
 import { startServer } from "../tests/_support/program.ts";
 
-const { values: flags } = parseArgs({
-  args: Deno.args,
-  options: { samples: { type: "string", default: "500" } },
-});
+const flags = flagsOf(
+  { samples: { type: "string", default: "500" } },
+  `Usage: deno task bench:staleness [--samples=N]
+  --samples=N   posts to time (default 500); needs redis-server on PATH`,
+);
+if (!/^[1-9]\d{0,6}$/.test(flags.samples)) {
+  usageError(
+    `--samples must be a whole number of at least 1 (got "${flags.samples}")`,
+  );
+}
 const samples = Number(flags.samples);
 
 const redis = await startRedis();

@@ -145,6 +145,25 @@ Deno.test("SIGTERM exits 0 within the drain deadline plus a second while a clien
   );
 });
 
+Deno.test("the 503s sent while stopping are in the request log", async () => {
+  const server = await startServer(["--drain-timeout-ms=1500"]);
+  const port = portOf(server.url);
+  const held = rawExchange(
+    port,
+    "POST /quote HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nHel",
+    { waitMs: 4000 },
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  server.process.kill("SIGTERM");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const refused = await fetch(`${server.url}quote`);
+  await refused.body?.cancel();
+  assert.equal(refused.status, 503);
+  assert.equal(await server.stop(), 0);
+  await held;
+  assert.match(server.stderr(), /Z GET \/quote 503 \d+\.\d+ms$/m);
+});
+
 Deno.test("running out of file descriptors sheds new connections but never ends the process", async () => {
   const server = await startServer(["--quiet"], {}, {
     prefix: ["prlimit", "--nofile=256", "--"],

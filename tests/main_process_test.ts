@@ -66,8 +66,13 @@ Deno.test("the program serves both services over HTTP and stops cleanly on SIGTE
 
   assert.equal(await server.stop("SIGTERM"), 0);
   const log = server.stderr();
-  assert.match(log, /^POST \/users 200 \d+\.\d+ms$/m);
-  assert.match(log, /^GET \/ 200 /m, "the query is not logged");
+  assert.match(
+    log,
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z POST \/users 200 \d+\.\d+ms$/m,
+  );
+  const stamp = Date.parse(log.split(" ")[0]);
+  assert.ok(Math.abs(Date.now() - stamp) < 60_000, "the time is now, in UTC");
+  assert.match(log, /Z GET \/ 200 /m, "the query is not logged");
   assert.doesNotMatch(log, /[0-9a-f]{40}/, "no token in the log");
 });
 

@@ -445,6 +445,25 @@ const components: JsonObject = {
         ],
       },
     ),
+    NotFound: statusMessage(
+      404,
+      "Not Found",
+      "No route has this path (the query string is not part of it).",
+    ),
+    MethodNotAllowed: {
+      ...statusMessage(
+        405,
+        "Method Not Allowed",
+        "The path is served, the method is not; decided before authentication.",
+      ),
+      headers: {
+        Allow: {
+          description:
+            "The methods the path serves, such as `GET, HEAD, POST`.",
+          schema: { type: "string" },
+        },
+      },
+    },
     InternalServerError: statusMessage(
       500,
       "Internal Server Error",
@@ -479,13 +498,14 @@ export function openApiDocument(
       license: { name: pkg.license, identifier: pkg.license },
       description:
         `Every answer is JSON with \`Content-Type: ${JSON_CONTENT_TYPE}\`. ` +
-        "An unknown path is 404 and a method a path does not serve is 405 with an `Allow` header, " +
-        'both as `{"status": N, "message": "..."}`. `HEAD` is served wherever `GET` is. ' +
+        "An unknown path is 404 (`#/components/responses/NotFound`) and a method a path does not serve is 405 with an `Allow` header (`#/components/responses/MethodNotAllowed`), " +
+        'both as `{"status": N, "message": "..."}`, on every path. `HEAD` is served wherever `GET` is. ' +
         "No error changes state. " +
         `The service keeps the newest \`--history\` messages (default ${DEFAULT_LIMITS.history}) ` +
         `and at most \`--max-users\` users (default ${DEFAULT_LIMITS.maxUsers}).`,
     },
-    servers: [{ url: "http://localhost:8000" }],
+    // Relative: the server is wherever the document was fetched from.
+    servers: [{ url: "/" }],
     paths: Object.assign(
       {},
       ...services.map((s) => pathsOf[s]),

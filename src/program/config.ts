@@ -152,8 +152,9 @@ export function parseFlags(
     : 8000;
   const store = values.store ?? env("LMS_STORE") ?? "memory";
   if (!isStoreSpec(store)) {
+    const source = values.store !== undefined ? "--store" : "LMS_STORE";
     throw new UsageError(
-      `--store must be memory or a redis:// URL (got "${store}")`,
+      `${source} must be memory or a redis:// URL (got "${store}")`,
     );
   }
   const corsOrigins = values["cors-origin"];
@@ -214,6 +215,28 @@ export function readEnv(name: string): string | undefined {
   return state.state === "granted" ? Deno.env.get(name) : undefined;
 }
 
+/** The variable that stands for `flag` in the `deno serve` entry. */
+function variableOf(flag: string): string {
+  return `LMS_${flag.toUpperCase().replaceAll("-", "_")}`;
+}
+
+/**
+ * The options of the `deno serve` entry, from `LMS_*` variables; a bad
+ * value is a {@linkcode UsageError} naming the variable, not the flag.
+ */
+export function configFromEnv(
+  env: (name: string) => string | undefined,
+): Config {
+  try {
+    return parseFlags(flagsFromEnv(env), env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    throw new UsageError(
+      error.message.replace(/^--([a-z-]+)/, (_, flag) => variableOf(flag)),
+    );
+  }
+}
+
 /** The flags named by `LMS_*` variables, for the `deno serve` entry, which takes no flags; throws {@linkcode UsageError}. */
 export function flagsFromEnv(
   env: (name: string) => string | undefined,
@@ -231,7 +254,7 @@ export function flagsFromEnv(
       "redis-prefix",
     ]
   ) {
-    const value = env(`LMS_${flag.toUpperCase().replaceAll("-", "_")}`);
+    const value = env(variableOf(flag));
     if (value !== undefined) flags.push(`--${flag}=${value}`);
   }
   const quiet = env("LMS_QUIET");

@@ -42,6 +42,8 @@ export interface StartOptions {
    * `main.ts`; it takes no flags, so `args` are ignored and `env` configures it.
    */
   workers?: number;
+  /** With `workers`: give deno serve `--host` and `--port`. Default true; false leaves the address to `DENO_SERVE_ADDRESS`. */
+  address?: boolean;
 }
 
 /**
@@ -67,8 +69,9 @@ function runCommand(args: string[], options: StartOptions): string[] {
       ...(options.workers > 1 ? ["--parallel"] : []),
       ...permissionsOf("serve:parallel"),
       ...(options.denoFlags ?? []),
-      "--host=127.0.0.1",
-      `--port=${freePort()}`,
+      ...(options.address ?? true
+        ? ["--host=127.0.0.1", `--port=${freePort()}`]
+        : []),
       SERVE,
     ];
   }

@@ -121,6 +121,33 @@ Deno.test("every answer of the running program matches the document", async () =
     await call("DELETE", "/users", undefined, token);
     await call("GET", "/openapi.json");
 
+    // 404 and 405 on any path, as the shared responses describe them.
+    for (
+      const [method, path, name] of [
+        ["GET", "/nowhere", "NotFound"],
+        ["PUT", "/quote", "MethodNotAllowed"],
+        ["DELETE", "/", "MethodNotAllowed"],
+      ]
+    ) {
+      const res = await fetch(`${server.url}${path.slice(1)}`, { method });
+      const described = doc.components.responses[name];
+      const media = described.content[res.headers.get("content-type")!];
+      assert.ok(media, `${method} ${path}`);
+      const validate = ajv.compile(media.schema);
+      assert.ok(validate(await res.json()), `${method} ${path}`);
+      assert.equal(
+        Object.values(
+          media.examples as Record<string, { value: { status: number } }>,
+        )[0]
+          .value.status,
+        res.status,
+      );
+      for (const header of Object.keys(described.headers ?? {})) {
+        assert.ok(res.headers.has(header), `${method} ${path}: ${header}`);
+      }
+    }
+    assert.deepEqual(doc.servers, [{ url: "/" }]);
+
     // The page: its 200 is HTML.
     const page = await fetch(`${server.url}chat`);
     assert.ok(

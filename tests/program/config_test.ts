@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  configFromEnv,
   flagsFromEnv,
   parseFlags,
   UsageError,
@@ -37,7 +38,9 @@ for (
       () => parseFlags(args, env(vars)),
       (error) =>
         error instanceof UsageError &&
-        /--store must be memory or a redis:\/\/ URL/.test(error.message),
+        /^(--store|LMS_STORE) must be memory or a redis:\/\/ URL/.test(
+          error.message,
+        ),
     );
   });
 }
@@ -121,3 +124,32 @@ for (
     );
   });
 }
+
+Deno.test("a bad LMS_* value is reported by the variable's name, not the flag's", () => {
+  for (
+    const [vars, name] of [
+      [{ LMS_STORE: "bogus" }, "LMS_STORE"],
+      [{ LMS_MAX_BODY_BYTES: "lots" }, "LMS_MAX_BODY_BYTES"],
+      [{ LMS_SERVICE: "chat" }, "LMS_SERVICE"],
+      [{ LMS_CORS_ORIGIN: "nowhere" }, "LMS_CORS_ORIGIN"],
+    ] as [Record<string, string>, string][]
+  ) {
+    assert.throws(
+      () => configFromEnv(env(vars)),
+      (error) =>
+        error instanceof UsageError && error.message.startsWith(`${name} `),
+      JSON.stringify(vars),
+    );
+  }
+  assert.throws(
+    () => parseFlags([], env({ LMS_STORE: "bogus" })),
+    (error) =>
+      error instanceof UsageError && /^LMS_STORE must be/.test(error.message),
+    "main.ts's fallback names the variable too",
+  );
+  assert.throws(
+    () => parseFlags(["--store=bogus"], env({})),
+    (error) =>
+      error instanceof UsageError && /^--store must be/.test(error.message),
+  );
+});

@@ -320,6 +320,34 @@ Deno.test("deno serve --parallel refuses the memory store", async () => {
   );
 });
 
+Deno.test("deno task serve:parallel refuses flags meant for deno serve, naming DENO_SERVE_ADDRESS", async () => {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "serve:parallel", "--port=1234", "--host=127.0.0.1"],
+    cwd: new URL("../../", import.meta.url).pathname,
+    env: { DENO_JOBS: "1" },
+    stdout: "null",
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  assert.equal(code, 2);
+  assert.match(
+    new TextDecoder().decode(stderr),
+    /^error: serve\.ts takes no flags \(got --port=1234 --host=127\.0\.0\.1\): set the address with DENO_SERVE_ADDRESS=tcp:HOST:PORT/m,
+  );
+});
+
+Deno.test("deno serve listens where DENO_SERVE_ADDRESS says", async () => {
+  const port = freePort();
+  const server = await startServer([], {
+    DENO_SERVE_ADDRESS: `tcp:127.0.0.1:${port}`,
+  }, { workers: 1, address: false });
+  try {
+    assert.equal(server.url, `http://127.0.0.1:${port}/`);
+    assert.equal((await get(`${server.url}quote`)).json, "Not set, yet !");
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
+});
+
 Deno.test("deno serve with one worker and the memory store serves and stops on SIGTERM", async () => {
   const server = await startServer([], {}, { workers: 1 });
   assert.match(server.banner, /\(services: messaging, quote\)$/);
