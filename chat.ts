@@ -25,6 +25,9 @@ const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
 In the chat: /red and /black pick the color of what you send, /users lists
 who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.`;
 
+/** The signals that end the chat as /quit does. */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
 /** How often joining is tried again while the service is unreachable. */
 const RETRY_MS = 1000;
 
@@ -105,25 +108,36 @@ function ttyTerminal(title: () => string): Terminal {
   let keys: string[] = [];
 
   const draw = () => {
+    const { columns } = Deno.consoleSize();
+    // One row per line, so that a long message or a narrow terminal never
+    // pushes the title off the screen.
+    const fit = (line: string) => {
+      const chars = [...line];
+      return chars.length < columns
+        ? line
+        : `${chars.slice(0, Math.max(columns - 2, 1)).join("")}…`;
+    };
     const lines = [
-      title(),
+      fit(title()),
       "",
       ...messages.toReversed().map((m) => {
-        const line = `${printable(m.user)}: ${printable(m.text)}`;
+        const line = fit(`${printable(m.user)}: ${printable(m.text)}`);
         return m.color === "red" ? `${RED}${line}${RESET}` : line;
       }),
       "",
-      notice,
+      fit(notice),
     ];
     write(
       `${ESC}[H${ESC}[2J${lines.join("\r\n")}\r\n${prompt}${typed}`,
     );
   };
   draw();
+  Deno.addSignalListener("SIGWINCH", draw);
   const clearLine = () => {
     typed = "";
-    write(`\r${ESC}[2K${prompt}`);
+    draw();
   };
+  const graphemes = new Intl.Segmenter();
 
   return {
     async readLine() {
@@ -147,10 +161,11 @@ function ttyTerminal(title: () => string): Terminal {
           return line;
         }
         if (key === "\x7f" || key === "\b") {
-          if (typed.length > 0) {
-            typed = [...typed].slice(0, -1).join("");
-            write("\b \b");
-          }
+          // One user-perceived character (👍🏽, é as e + accent), and a
+          // redraw, so wide characters leave no stale cells.
+          const clusters = [...graphemes.segment(typed)];
+          typed = clusters.slice(0, -1).map((c) => c.segment).join("");
+          draw();
           continue;
         }
         if (key === "\x15") {
@@ -176,6 +191,7 @@ function ttyTerminal(title: () => string): Terminal {
       draw();
     },
     restore() {
+      Deno.removeSignalListener("SIGWINCH", draw);
       write(`${ESC}[?1049l`);
       try {
         Deno.stdin.setRaw(false);
@@ -216,18 +232,43 @@ export async function chat(
     down = !ok;
   };
 
+  // Signals end the chat at any point, joined or not. In raw mode Ctrl-C
+  // arrives as a key; SIGHUP is the terminal going away.
+  const quit = Promise.withResolvers<null>();
+  const onSignal = () => quit.resolve(null);
+  for (const signal of SIGNALS) Deno.addSignalListener(signal, onSignal);
+  const stopListening = () => {
+    for (const signal of SIGNALS) {
+      Deno.removeSignalListener(signal, onSignal);
+    }
+  };
+  // One read outstanding at a time, so a read that lost a race to a timer
+  // still delivers its line to the next caller.
+  let reading: Promise<string | null> | undefined;
+  const nextLine = () => {
+    reading ??= term.readLine().finally(() => reading = undefined);
+    return Promise.race([reading, quit.promise]);
+  };
+  const leaving = (line: string | null) =>
+    line === null || line.trim() === "/quit";
+  const leaveUnjoined = (code: number) => {
+    stopListening();
+    term.restore();
+    return code;
+  };
+
   // Ask until a name registers. A refused name is asked again; an unreachable
-  // service is retried with the same name.
+  // service is retried with the same name, and meanwhile the user may still
+  // leave (a signal, the end of input, /quit). Lines typed meanwhile are
+  // sent once joined.
   let candidate = name;
+  const typedEarly: string[] = [];
   while (client.token === undefined) {
     if (candidate === undefined) {
       term.setPrompt("Your name: ");
-      const line = await term.readLine();
-      if (line === null || line.trim() === "/quit") {
-        term.restore();
-        return 0;
-      }
-      candidate = line;
+      const line = await nextLine();
+      if (leaving(line)) return leaveUnjoined(0);
+      candidate = line!;
     }
     try {
       await client.register(candidate);
@@ -235,10 +276,19 @@ export async function chat(
     } catch (error) {
       if (unreachable(error)) {
         reachable(false);
-        await sleep(RETRY_MS);
+        const line = await Promise.race([
+          sleep(RETRY_MS).then(() => undefined),
+          nextLine(),
+        ]);
+        if (line !== undefined && leaving(line)) return leaveUnjoined(0);
+        if (line !== undefined) typedEarly.push(line!);
         continue;
       }
       if (!(error instanceof ServiceError)) throw error;
+      if (error.status === 404) {
+        term.notice(`${url} serves no messaging service (POST /users is 404).`);
+        return leaveUnjoined(1);
+      }
       term.notice(`"${printable(candidate)}" cannot join: ${error.message}`);
       candidate = undefined;
     }
@@ -301,44 +351,76 @@ export async function chat(
       )],
   ]);
   const send = (text: string) => client.post(text, { color });
+  const unknown = (command: string) => () =>
+    term.notice(
+      `Unknown command ${
+        printable(command)
+      }: /help lists them; //text sends /text.`,
+    );
+  const actionOf = (line: string) => {
+    const command = line.trim();
+    // `//text` is the message `/text`.
+    if (command.startsWith("//")) return () => send(line.replace("/", ""));
+    if (command.startsWith("/")) {
+      return commands.get(command) ?? unknown(command);
+    }
+    return () => send(line);
+  };
 
-  // In raw mode Ctrl-C arrives as a key; a signal still ends the chat as /quit does.
-  const quit = Promise.withResolvers<void>();
-  const onSignal = () => quit.resolve();
-  Deno.addSignalListener("SIGINT", onSignal);
-  Deno.addSignalListener("SIGTERM", onSignal);
+  /** After a restart the service has forgotten the name: take it again if it is free. */
+  const rejoin = async (): Promise<boolean> => {
+    const who = client.name!;
+    try {
+      await client.register(who);
+      term.notice(
+        `The service had forgotten you (restarted?): joined again as ${
+          printable(who)
+        }.`,
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof ServiceError) && !unreachable(error)) throw error;
+      term.notice(
+        `The service no longer knows you and "${
+          printable(who)
+        }" cannot join again: ${
+          (error as Error).message
+        }. /quit and join with another name.`,
+      );
+      return false;
+    }
+  };
+
   try {
     for (;;) {
-      const line = await Promise.race([
-        term.readLine(),
-        quit.promise.then(() => null),
-      ]);
-      if (line === null || line.trim() === "/quit") break;
-      const command = line.trim();
-      if (command === "") continue;
-      try {
-        await (commands.get(command) ?? (() => send(line)))();
-        reachable(true);
-      } catch (error) {
-        if (unreachable(error)) {
-          reachable(false);
-          term.notice(
-            `Not sent, the service is unreachable: ${printable(line)}`,
-          );
-        } else if (error instanceof ServiceError) {
-          term.notice(
-            error.status === 401
-              ? "The service no longer knows you (was it restarted?). /quit and join again."
-              : `Refused: ${error.message}`,
-          );
-        } else throw error;
+      const line = typedEarly.shift() ?? await nextLine();
+      if (leaving(line)) break;
+      if (line!.trim() === "") continue;
+      const action = actionOf(line!);
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          await action();
+          reachable(true);
+        } catch (error) {
+          if (unreachable(error)) {
+            reachable(false);
+            term.notice(
+              `Not sent, the service is unreachable: ${printable(line)}`,
+            );
+          } else if (error instanceof ServiceError && error.status === 401) {
+            // Once: joined again, the line is tried a second time.
+            if (attempt === 0 && await rejoin()) continue;
+          } else if (error instanceof ServiceError) {
+            term.notice(`Refused: ${error.message}`);
+          } else throw error;
+        }
+        break;
       }
     }
   } finally {
     following.abort();
     await follow;
-    Deno.removeSignalListener("SIGINT", onSignal);
-    Deno.removeSignalListener("SIGTERM", onSignal);
+    stopListening();
     term.restore();
   }
   const who = client.name;

@@ -42,6 +42,9 @@ function startChat(args: string[]) {
     async close() {
       await input.close().catch(() => {});
     },
+    kill(signal: Deno.Signal) {
+      child.kill(signal);
+    },
     async status() {
       const [{ code }, stderr] = await Promise.all([
         child.status,
@@ -130,6 +133,98 @@ Deno.test("chat keeps retrying while the service is down, then joins", async () 
   }
 });
 
+Deno.test("chat: an unknown /command is said to be one, and //text sends /text", async () => {
+  await withServer(async (server) => {
+    const chat = startChat([`--url=${server.url}`, "--name=cmd"]);
+    await chat.waitFor("Joined as cmd.");
+    await chat.type("/nonsense");
+    await chat.waitFor("Unknown command /nonsense: /help lists them");
+    await chat.type("/qiut");
+    await chat.waitFor("Unknown command /qiut");
+    await chat.type("//slashed");
+    await chat.waitFor("cmd: /slashed");
+    await chat.type("/quit");
+    assert.equal((await chat.status()).code, 0);
+    const reader = new MessagingClient(server.url);
+    assert.deepEqual(
+      (await reader.messages()).map((m) => m.text),
+      ["/slashed"],
+      "no command was posted",
+    );
+  });
+});
+
+for (const [how, leave] of [["/quit", "quit"], ["the end of input", "close"]]) {
+  Deno.test(`chat: with the service down it can be left before joining, by ${how}`, async () => {
+    const port = freePort();
+    const chat = startChat([`--url=http://127.0.0.1:${port}/`, "--name=early"]);
+    await chat.waitFor("is unreachable; retrying every second.");
+    if (leave === "quit") await chat.type("/quit");
+    else await chat.close();
+    const { code } = await chat.status();
+    assert.equal(code, 0);
+  });
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  Deno.test(`chat: ${signal} leaves before joining, and unregisters once joined`, async () => {
+    const port = freePort();
+    const early = startChat([`--url=http://127.0.0.1:${port}/`, "--name=x"]);
+    await early.waitFor("is unreachable; retrying every second.");
+    early.kill(signal);
+    assert.equal((await early.status()).code, 0);
+
+    await withServer(async (server) => {
+      const chat = startChat([`--url=${server.url}`, "--name=hup"]);
+      await chat.waitFor("Joined as hup.");
+      chat.kill(signal);
+      assert.equal((await chat.status()).code, 0);
+      await chat.waitFor("Goodbye, hup.");
+      const other = new MessagingClient(server.url);
+      await other.register("other");
+      assert.deepEqual(await other.users(), ["other"], "hup unregistered");
+    });
+  });
+}
+
+Deno.test("chat: a URL with no messaging service is said so, and it exits 1", async () => {
+  const server = await startServer(["--quiet", "--service=quote"]);
+  try {
+    const chat = startChat([`--url=${server.url}`, "--name=lost"]);
+    await chat.waitFor("serves no messaging service");
+    assert.equal((await chat.status()).code, 1);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("chat: after the service restarts it joins again with the same name and sends", async () => {
+  const port = freePort();
+  const args = ["--quiet", `--port=${port}`];
+  let server = await startServer(args);
+  const chat = startChat([`--url=http://127.0.0.1:${port}/`, "--name=phoenix"]);
+  try {
+    await chat.waitFor("Joined as phoenix.");
+    await server.stop();
+    server = await startServer(args);
+    await chat.type("still here");
+    await chat.waitFor("joined again as phoenix");
+    const reader = new MessagingClient(server.url);
+    for (let i = 0; i < 100; i++) {
+      if ((await reader.messages()).length > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(
+      (await reader.messages()).map((m) => [m.user, m.text]),
+      [["phoenix", "still here"]],
+    );
+    await chat.type("/quit");
+    assert.equal((await chat.status()).code, 0);
+  } finally {
+    await server.stop();
+  }
+});
+
 const tmuxMissing = !new Deno.Command("sh", {
   args: ["-c", "command -v tmux"],
   stdout: "null",
@@ -142,7 +237,7 @@ if (tmuxMissing) {
 
 Deno.test({
   name:
-    "chat in a real terminal (tmux): red messages in red, typing undisturbed by refreshes, Ctrl-U clears the line, Ctrl-C leaves",
+    "chat in a real terminal (tmux): red messages in red, typing undisturbed by refreshes, Ctrl-U clears the line, Backspace by grapheme, redraw on resize, Ctrl-C leaves",
   ignore: tmuxMissing,
   async fn() {
     await withServer(async (server) => {
@@ -193,6 +288,28 @@ Deno.test({
         await tmux("send-keys", "-t", "chat", " then sent", "Enter");
         await waitForScreen(/carol: half typed then sent/);
         assert.equal((await bob.messages())[0].text, "half typed then sent");
+
+        // Backspace removes a whole grapheme cluster (👍🏽 is two code
+        // points), and the line is redrawn, wide characters included.
+        await tmux("send-keys", "-t", "chat", "-l", "ok 日本👍🏽");
+        await waitForScreen(/> ok 日本👍🏽/);
+        await tmux("send-keys", "-t", "chat", "BSpace", "BSpace");
+        await tmux("send-keys", "-t", "chat", "-l", "語");
+        await tmux("send-keys", "-t", "chat", "Enter");
+        await waitForScreen(/carol: ok 日語/);
+        assert.equal((await bob.messages())[0].text, "ok 日語");
+
+        // A narrow terminal: the title is cut to the width, and the screen
+        // is redrawn on the resize itself.
+        await tmux("resize-window", "-t", "chat", "-x", "40", "-y", "10");
+        const narrow = await waitForScreen(/^Chat at .*…$/m);
+        assert.ok(
+          narrow.split("\n").every((line) =>
+            // deno-lint-ignore no-control-regex -- colours are not columns
+            [...line.replace(/\x1b\[[0-9;]*m/g, "")].length <= 40
+          ),
+          narrow,
+        );
 
         await tmux("send-keys", "-t", "chat", "C-c");
         await waitForScreen(/Goodbye, carol\./);
