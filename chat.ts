@@ -25,6 +25,9 @@ const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
 In the chat: /red and /black pick the color of what you send, /users lists
 who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.`;
 
+/** How many notices the terminal shows at once, newest last. */
+const NOTICES_SHOWN = 3;
+
 /** The signals that end the chat as /quit does. */
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
@@ -104,11 +107,12 @@ function ttyTerminal(title: () => string): Terminal {
   let typed = "";
   let prompt = "> ";
   let messages: Message[] = [];
-  let notice = "";
+  // The newest notices, so that one (/help) does not hide another (/users).
+  let notices: string[] = [];
   let keys: string[] = [];
 
   const draw = () => {
-    const { columns } = Deno.consoleSize();
+    const { columns, rows } = Deno.consoleSize();
     // One row per line, so that a long message or a narrow terminal never
     // pushes the title off the screen.
     const fit = (line: string) => {
@@ -117,15 +121,26 @@ function ttyTerminal(title: () => string): Terminal {
         ? line
         : `${chars.slice(0, Math.max(columns - 2, 1)).join("")}…`;
     };
+    const shown = messages.toReversed().map((m) => {
+      const line = fit(`${printable(m.user)}: ${printable(m.text)}`);
+      return m.color === "red" ? `${RED}${line}${RESET}` : line;
+    });
+    const noticeLines = notices.map(fit);
+    // A short terminal keeps the title and the prompt, then the newest
+    // notices and messages, dropping the spacing first.
+    let spacing = 2;
+    while (2 + spacing + shown.length + noticeLines.length > rows) {
+      if (spacing > 0) spacing--;
+      else if (shown.length > 1) shown.shift();
+      else if (noticeLines.length > 0) noticeLines.shift();
+      else break;
+    }
     const lines = [
       fit(title()),
-      "",
-      ...messages.toReversed().map((m) => {
-        const line = fit(`${printable(m.user)}: ${printable(m.text)}`);
-        return m.color === "red" ? `${RED}${line}${RESET}` : line;
-      }),
-      "",
-      fit(notice),
+      ...(spacing > 0 ? [""] : []),
+      ...shown,
+      ...(spacing > 1 ? [""] : []),
+      ...noticeLines,
     ];
     write(
       `${ESC}[H${ESC}[2J${lines.join("\r\n")}\r\n${prompt}${typed}`,
@@ -183,7 +198,7 @@ function ttyTerminal(title: () => string): Terminal {
       draw();
     },
     notice(text) {
-      notice = text;
+      notices = [...notices, text].slice(-NOTICES_SHOWN);
       draw();
     },
     setPrompt(next) {

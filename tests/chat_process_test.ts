@@ -299,10 +299,17 @@ Deno.test({
         await waitForScreen(/carol: ok 日語/);
         assert.equal((await bob.messages())[0].text, "ok 日語");
 
+        // Notices do not hide one another: /help and /users both show.
+        await tmux("send-keys", "-t", "chat", "/users", "Enter");
+        await tmux("send-keys", "-t", "chat", "/help", "Enter");
+        const both = await waitForScreen(/\/red, \/black: the color/);
+        assert.match(both, /Here: carol, bob/);
+
         // A narrow terminal: the title is cut to the width, and the screen
         // is redrawn on the resize itself.
         await tmux("resize-window", "-t", "chat", "-x", "40", "-y", "10");
         const narrow = await waitForScreen(/^Chat at .*…$/m);
+        assert.match(narrow, /^Chat at /, "the title stays on the first row");
         assert.ok(
           narrow.split("\n").every((line) =>
             // deno-lint-ignore no-control-regex -- colours are not columns
