@@ -10,6 +10,7 @@
  */
 
 import { parseArgs } from "node:util";
+import stringWidth from "string-width";
 import {
   type Message,
   MessagingClient,
@@ -111,15 +112,20 @@ function ttyTerminal(title: () => string): Terminal {
   let notices: string[] = [];
   let keys: string[] = [];
 
+  const graphemes = new Intl.Segmenter();
   const draw = () => {
     const { columns, rows } = Deno.consoleSize();
     // One row per line, so that a long message or a narrow terminal never
     // pushes the title off the screen.
     const fit = (line: string) => {
-      const chars = [...line];
-      return chars.length < columns
-        ? line
-        : `${chars.slice(0, Math.max(columns - 2, 1)).join("")}…`;
+      if (stringWidth(line) < columns) return line;
+      // Cut by what the terminal shows: whole clusters, by their columns.
+      let cut = "";
+      for (const { segment } of graphemes.segment(line)) {
+        if (stringWidth(cut + segment) > columns - 2) break;
+        cut += segment;
+      }
+      return `${cut}…`;
     };
     const shown = messages.toReversed().map((m) => {
       const line = fit(`${printable(m.user)}: ${printable(m.text)}`);
@@ -152,7 +158,6 @@ function ttyTerminal(title: () => string): Terminal {
     typed = "";
     draw();
   };
-  const graphemes = new Intl.Segmenter();
 
   return {
     async readLine() {
