@@ -87,10 +87,17 @@ function wholeNumber(
   return value;
 }
 
-/** Parses flags, with `PORT` and `LMS_STORE` from `env` as fallbacks; throws {@linkcode UsageError}. */
+/** How a flag is named in error messages: as typed, `--name`. */
+const flagName = (flag: string) => `--${flag}`;
+
+/**
+ * Parses flags, with `PORT` and `LMS_STORE` from `env` as fallbacks; throws
+ * {@linkcode UsageError}, naming each option by `nameOf`.
+ */
 export function parseFlags(
   args: string[],
   env: (name: string) => string | undefined,
+  nameOf: (flag: string) => string = flagName,
 ): Config {
   let values;
   try {
@@ -140,19 +147,21 @@ export function parseFlags(
   const service = values.service;
   if (service !== "all" && service !== "messaging" && service !== "quote") {
     throw new UsageError(
-      `--service must be all, messaging or quote (got "${service}")`,
+      `${nameOf("service")} must be all, messaging or quote (got "${service}")`,
     );
   }
-  if (values.hostname === "") throw new UsageError("--hostname is empty");
+  if (values.hostname === "") {
+    throw new UsageError(`${nameOf("hostname")} is empty`);
+  }
   const envPort = values.port === undefined ? env("PORT") : undefined;
   const port = values.port !== undefined
-    ? wholeNumber("--port", values.port, 0, 65535)
+    ? wholeNumber(nameOf("port"), values.port, 0, 65535)
     : envPort
     ? wholeNumber("PORT", envPort, 0, 65535)
     : 8000;
   const store = values.store ?? env("LMS_STORE") ?? "memory";
   if (!isStoreSpec(store)) {
-    const source = values.store !== undefined ? "--store" : "LMS_STORE";
+    const source = values.store !== undefined ? nameOf("store") : "LMS_STORE";
     throw new UsageError(
       `${source} must be memory or a redis:// URL (got "${store}")`,
     );
@@ -161,7 +170,9 @@ export function parseFlags(
   for (const origin of corsOrigins) {
     if (!isCorsOrigin(origin)) {
       throw new UsageError(
-        `--cors-origin must be * or an origin such as https://example.org:8443, with no path (got "${origin}")`,
+        `${
+          nameOf("cors-origin")
+        } must be * or an origin such as https://example.org:8443, with no path (got "${origin}")`,
       );
     }
   }
@@ -173,37 +184,42 @@ export function parseFlags(
     redisPrefix: values["redis-prefix"],
     hostname: values.hostname,
     maxBodyBytes: wholeNumber(
-      "--max-body-bytes",
+      nameOf("max-body-bytes"),
       values["max-body-bytes"],
       1,
       2 ** 30,
     ),
     bodyTimeoutMs: wholeNumber(
-      "--body-timeout-ms",
+      nameOf("body-timeout-ms"),
       values["body-timeout-ms"],
       1,
       3_600_000,
     ),
     drainTimeoutMs: wholeNumber(
-      "--drain-timeout-ms",
+      nameOf("drain-timeout-ms"),
       values["drain-timeout-ms"],
       0,
       3_600_000,
     ),
     heartbeatMs: wholeNumber(
-      "--heartbeat-ms",
+      nameOf("heartbeat-ms"),
       values["heartbeat-ms"],
       10,
       3_600_000,
     ),
     maxStreams: wholeNumber(
-      "--max-streams",
+      nameOf("max-streams"),
       values["max-streams"],
       1,
       1_000_000,
     ),
-    history: wholeNumber("--history", values.history, 5, 10_000_000),
-    maxUsers: wholeNumber("--max-users", values["max-users"], 1, 100_000_000),
+    history: wholeNumber(nameOf("history"), values.history, 5, 10_000_000),
+    maxUsers: wholeNumber(
+      nameOf("max-users"),
+      values["max-users"],
+      1,
+      100_000_000,
+    ),
     quiet: values.quiet,
     help: values.help,
   };
@@ -227,14 +243,7 @@ function variableOf(flag: string): string {
 export function configFromEnv(
   env: (name: string) => string | undefined,
 ): Config {
-  try {
-    return parseFlags(flagsFromEnv(env), env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    throw new UsageError(
-      error.message.replace(/^--([a-z-]+)/, (_, flag) => variableOf(flag)),
-    );
-  }
+  return parseFlags(flagsFromEnv(env), env, variableOf);
 }
 
 /** The flags named by `LMS_*` variables, for the `deno serve` entry, which takes no flags; throws {@linkcode UsageError}. */
