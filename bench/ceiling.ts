@@ -6,7 +6,8 @@
  * @module
  */
 
-const BODY = new TextEncoder().encode('{"status":"ok"}');
+// A string: Deno 2.9 builds a Response of a string faster than of bytes.
+const BODY = '{"status":"ok"}';
 const HEADERS = { "content-type": "application/json; charset=UTF-8" };
 const read = Deno.args.includes("--read");
 
@@ -19,7 +20,7 @@ Deno.serve(
   },
   read
     ? async (req) => {
-      await req.arrayBuffer();
+      await req.bytes();
       return new Response(BODY, { headers: HEADERS });
     }
     : () => new Response(BODY, { headers: HEADERS }),

@@ -1,9 +1,12 @@
 /**
- * `deno task bench`: the HTTP load benchmark. Starts the two ceiling servers
- * and the real program side by side, drives each with the same `wrk` load,
- * one after the other, and reports requests/s, p99 latency, server CPU per
- * request and the ratios to the matching ceiling, as a Markdown table, a JSON
- * file and an SVG chart under `bench/results/`.
+ * `deno task bench`: the HTTP load benchmark. Starts the two ceiling servers,
+ * the two peers a user would pick instead (`bench/peers/`: plain `Deno.serve`
+ * and Hono) and the real program (quiet, and with its request log) side by
+ * side, drives each with the same `wrk` load, alternating servers round by
+ * round so drift hits all alike, and reports requests/s, p99 latency, server
+ * CPU per request and the ratios to the matching ceiling and to the peers,
+ * then checks the targets, as a Markdown table, a JSON file and an SVG chart
+ * under `bench/results/`.
  *
  * wrk runs on core 0 and every server on core 1 (`taskset`), so one cannot
  * steal the other's cycles.
@@ -67,6 +70,8 @@ interface Target {
   args: string[];
   entry?: string;
   ceiling?: boolean;
+  /** Its standard error (a request log) goes to /dev/null. */
+  logs?: boolean;
   env?: Record<string, string>;
   workers?: number;
 }
@@ -87,6 +92,9 @@ interface Row {
   cpuUsPerReq: number;
   rpsRatio?: number;
   cpuRatio?: number;
+  /** CPU per request ÷ the plain peer's, and ÷ Hono's. */
+  cpuVsPlain?: number;
+  cpuVsHono?: number;
   /** requests/s ÷ the memory store's, for the other stores. */
   memoryRatio?: number;
   peakRssMb: number;
@@ -267,6 +275,8 @@ const median = (xs: number[]) => {
     : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+const peer = (name: string) =>
+  new URL(`./peers/${name}.ts`, import.meta.url).pathname;
 const targets: Target[] = [
   {
     name: "ceiling",
@@ -280,7 +290,10 @@ const targets: Target[] = [
     entry: new URL("./ceiling.ts", import.meta.url).pathname,
     ceiling: true,
   },
+  { name: "plain", args: [], entry: peer("plain") },
+  { name: "hono", args: [], entry: peer("hono") },
   { name: "memory", args: ["--quiet", "--max-users=100000000"] },
+  { name: "memory, logged", args: ["--max-users=100000000"], logs: true },
 ];
 if (flags.workers && !flags.store) {
   console.error(
@@ -352,6 +365,7 @@ for (const target of targets) {
       entry: target.entry,
       prefix: target.workers ? [] : pin(1),
       workers: target.workers,
+      discardStderr: target.logs,
     }),
   );
 }
@@ -427,13 +441,81 @@ try {
   for (const server of servers.values()) await server.stop();
   await ownRedis?.kill();
 }
+const rowOf = (scenario: string, target: string) =>
+  rows.find((r) => r.scenario === scenario && r.target === target);
 for (const row of rows) {
-  const memory = rows.find((r) =>
-    r.scenario === row.scenario && r.target === "memory"
-  );
-  if (memory && row.rpsRatio !== undefined && row !== memory) {
+  const memory = rowOf(row.scenario, "memory");
+  if (
+    memory && row.rpsRatio !== undefined && row !== memory &&
+    row.target.startsWith("redis")
+  ) {
     row.memoryRatio = row.rps / memory.rps;
   }
+  if (row.rpsRatio !== undefined) {
+    const plain = rowOf(row.scenario, "plain");
+    const hono = rowOf(row.scenario, "hono");
+    if (plain && row !== plain) {
+      row.cpuVsPlain = row.cpuUsPerReq / plain.cpuUsPerReq;
+    }
+    if (hono && row !== hono) {
+      row.cpuVsHono = row.cpuUsPerReq / hono.cpuUsPerReq;
+    }
+  }
+}
+
+/** The targets of issue 14, judged on this run's medians: one line each, met or missed. */
+function verdicts(): string[] {
+  const lines: string[] = [];
+  const judge = (ok: boolean, text: string) =>
+    lines.push(`- ${ok ? "met" : "**missed**"}: ${text}`);
+  const f = (n: number, d = 2) => n.toFixed(d);
+  for (const scenario of chosen) {
+    const own = rowOf(scenario.name, "memory");
+    if (!own) continue;
+    const name = scenario.name;
+    for (const peerName of ["plain", "hono"]) {
+      const other = rowOf(name, peerName);
+      if (!other) continue;
+      judge(
+        own.cpuUsPerReq < other.cpuUsPerReq && own.rps >= other.rps,
+        `${name}: CPU ${f(own.cpuUsPerReq)} µs < ${peerName} ${
+          f(other.cpuUsPerReq)
+        } µs, ${fmt(own.rps)} req/s ≥ ${fmt(other.rps)}`,
+      );
+    }
+    const limit = scenario.kind === "GET" ? 1.10 : 1.05;
+    if (own.cpuRatio !== undefined) {
+      judge(
+        own.cpuRatio <= limit,
+        `${name}: CPU ÷ ceiling ${f(own.cpuRatio, 3)} ≤ ${f(limit)}`,
+      );
+    }
+    const plain = rowOf(name, "plain");
+    judge(
+      own.p99ms <= 1.5 || (plain !== undefined && own.p99ms <= plain.p99ms),
+      `${name}: p99 ${f(own.p99ms)} ms ≤ 1.5 ms or ≤ plain's ${
+        plain ? f(plain.p99ms) : "?"
+      } ms`,
+    );
+    const logged = rowOf(name, "memory, logged");
+    if (logged) {
+      judge(
+        logged.cpuUsPerReq <= own.cpuUsPerReq * 1.10,
+        `${name}: with the request log, CPU ${
+          f(logged.cpuUsPerReq)
+        } µs ≤ 1.10 × ${f(own.cpuUsPerReq)} µs`,
+      );
+    }
+    const redis = rowOf(name, "redis");
+    if (redis?.memoryRatio !== undefined) {
+      const least = scenario.kind === "GET" ? 0.9 : 0.5;
+      judge(
+        redis.memoryRatio >= least,
+        `${name}: Redis req/s ÷ memory ${f(redis.memoryRatio, 3)} ≥ ${least}`,
+      );
+    }
+  }
+  return lines;
 }
 
 const fmt = (n: number | undefined, digits = 0) =>
@@ -442,15 +524,21 @@ const fmt = (n: number | undefined, digits = 0) =>
     minimumFractionDigits: digits,
   });
 const table = [
-  "| scenario | server | requests/s | p99 ms | CPU µs/req | req/s ÷ ceiling | CPU ÷ ceiling | req/s ÷ memory | peak RSS MB |",
-  "|---|---|--:|--:|--:|--:|--:|--:|--:|",
+  "| scenario | server | requests/s | p99 ms | CPU µs/req | CPU ÷ ceiling | CPU ÷ plain | CPU ÷ Hono | req/s ÷ ceiling | req/s ÷ memory | peak RSS MB |",
+  "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
   ...rows.map((r) =>
     `| ${r.scenario} | ${r.target} | ${fmt(r.rps)} | ${fmt(r.p99ms, 2)} | ${
       fmt(r.cpuUsPerReq, 2)
-    } | ${fmt(r.rpsRatio, 3)} | ${fmt(r.cpuRatio, 3)} | ${
-      fmt(r.memoryRatio, 3)
-    } | ${fmt(r.peakRssMb, 1)} |`
+    } | ${fmt(r.cpuRatio, 3)} | ${fmt(r.cpuVsPlain, 3)} | ${
+      fmt(r.cpuVsHono, 3)
+    } | ${fmt(r.rpsRatio, 3)} | ${fmt(r.memoryRatio, 3)} | ${
+      fmt(r.peakRssMb, 1)
+    } |`
   ),
+  "",
+  "Targets (the program is `memory`: the memory store, `--quiet`):",
+  "",
+  ...verdicts(),
 ].join("\n");
 
 const deno = Deno.version.deno;

@@ -42,6 +42,8 @@ export interface StartOptions {
    * `main.ts`; it takes no flags, so `args` are ignored and `env` configures it.
    */
   workers?: number;
+  /** Send standard error to /dev/null (a benchmark's request log), rather than keeping it for `stderr()`. */
+  discardStderr?: boolean;
   /** With `workers`: give deno serve `--host` and `--port`. Default true; false leaves the address to `DENO_SERVE_ADDRESS`. */
   address?: boolean;
 }
@@ -103,12 +105,14 @@ export async function startServer(
       ? env
       : { DENO_JOBS: String(options.workers), ...env },
     stdout: "piped",
-    stderr: "piped",
+    stderr: options.discardStderr ? "null" : "piped",
   }).spawn();
   let errText = "";
-  const errDone = process.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (errText += chunk) }),
-  );
+  const errDone = options.discardStderr
+    ? Promise.resolve()
+    : process.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+      new WritableStream({ write: (chunk) => void (errText += chunk) }),
+    );
   const lines = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   const deadline = setTimeout(() => process.kill("SIGKILL"), 15_000);
