@@ -11,7 +11,7 @@ import {
   serveResilient,
 } from "./src/http/resilient_server.ts";
 import { statusResponse } from "./src/http/response.ts";
-import { withRequestLog } from "./src/http/request_log.ts";
+import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
 import {
   type Config,
   parseFlags,
@@ -58,9 +58,10 @@ async function serve(config: Config, store: Store): Promise<void> {
   // Drained inside the log, so the 503s sent while stopping are logged too.
   const drained = drainable(app);
   const { drain } = drained;
+  // Lines still in the buffer are written when the process exits.
   const handler = config.quiet
     ? drained.handler
-    : withRequestLog(drained.handler);
+    : withRequestLog(drained.handler, bufferedSink());
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { withRequestLog } from "./src/http/request_log.ts";
+import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
 import { configFromEnv, readEnv, UsageError } from "./src/program/config.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
 import { createHandler } from "./src/services/app.ts";
@@ -93,8 +93,10 @@ async function start(): Promise<Deno.ServeDefaultExport> {
       corsOrigins: config.corsOrigins,
       store,
     });
+    const log = bufferedSink();
+    resources.push({ close: () => log.flush() });
     return {
-      fetch: config.quiet ? app : withRequestLog(app),
+      fetch: config.quiet ? app : withRequestLog(app, log),
       onListen(addr) {
         console.log(listeningBanner(addr as Deno.NetAddr, config.service));
       },

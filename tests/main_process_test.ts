@@ -260,3 +260,19 @@ Deno.test("a memory-store program neither loads nor needs the Redis module; a Re
     /^error: the Redis store needs read access to its module: add --allow-read=\S+src\/store\/redis\/\n$/,
   );
 });
+
+Deno.test("no request log line is lost when the program stops right after answering", async () => {
+  const server = await startServer();
+  const count = 300;
+  await Promise.all(
+    Array.from({ length: count }, async () => {
+      const res = await fetch(`${server.url}quote`);
+      await res.body?.cancel();
+    }),
+  );
+  assert.equal(await server.stop("SIGTERM"), 0);
+  const lines = server.stderr().split("\n").filter((line) =>
+    / GET \/quote 200 /.test(line)
+  );
+  assert.equal(lines.length, count);
+});

@@ -1,23 +1,86 @@
 /**
- * The request log: one line per request on standard error.
+ * The request log: one line per request on standard error, gathered and
+ * written in batches off the request path.
  * @module
  */
 
 import { requestPath } from "./request_path.ts";
 import type { Handler } from "./router.ts";
 
+/** Where log lines go. */
+export interface LogSink {
+  /** Takes one line (without its newline). */
+  write(line: string): void;
+  /** Writes out every line taken so far, before this returns. */
+  flush(): void;
+}
+
+/** Options of {@linkcode bufferedSink}. */
+export interface BufferedSinkOptions {
+  /** Writes bytes out whole. Default: standard error. */
+  out?: (bytes: Uint8Array) => void;
+  /** A batch this large is written at once. Default 64 KiB. */
+  maxBytes?: number;
+  /** The longest a line waits to be written, in milliseconds. Default 50. */
+  delayMs?: number;
+}
+
+const encoder = new TextEncoder();
+
+function writeAll(bytes: Uint8Array): void {
+  let written = 0;
+  // Each pass writes at least one byte or throws, so this ends.
+  while (written < bytes.length) {
+    written += Deno.stderr.writeSync(bytes.subarray(written));
+  }
+}
+
 /**
- * Wraps `handler` to log one line per request: the time it was answered
- * (ISO 8601, UTC), method, path, status, milliseconds.
+ * A sink that writes its lines in batches: one write per `delayMs` (or per
+ * `maxBytes`) instead of one per line, which cost 20 µs of a 12 µs request.
+ * It writes what it holds when the process ends normally; a program that
+ * leaves with `Deno.exit` calls `flush` first.
  */
-export function withRequestLog(handler: Handler): Handler {
+export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
+  const out = options.out ?? writeAll;
+  const maxBytes = options.maxBytes ?? 65536;
+  const delayMs = options.delayMs ?? 50;
+  let pending: string[] = [];
+  let length = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    const text = pending.join("\n") + "\n";
+    pending = [];
+    length = 0;
+    out(encoder.encode(text));
+  };
+  addEventListener("unload", flush);
+  return {
+    write(line) {
+      pending.push(line);
+      length += line.length + 1;
+      if (length >= maxBytes) flush();
+      else timer ??= setTimeout(flush, delayMs);
+    },
+    flush,
+  };
+}
+
+/**
+ * Wraps `handler` to log one line per request to `sink`: the time it was
+ * answered (ISO 8601, UTC), method, path, status, milliseconds.
+ */
+export function withRequestLog(handler: Handler, sink: LogSink): Handler {
   return async (req) => {
     const start = performance.now();
     const res = await handler(req);
     const ms = (performance.now() - start).toFixed(2);
     // The path only: the query is the client's business, and the token
     // travels in a header, which is never logged.
-    console.error(
+    sink.write(
       `${new Date().toISOString()} ${req.method} ${
         requestPath(req)
       } ${res.status} ${ms}ms`,

@@ -12,7 +12,7 @@ import {
   mergeRoutes,
 } from "../http/router.ts";
 import { withCors } from "../http/cors.ts";
-import { encodeJson, jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/response.ts";
 import { openApiDocument } from "../openapi/openapi_document.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { messagingRoutes } from "./messaging.ts";
@@ -65,7 +65,7 @@ const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
 export function createHandler(options: HandlerOptions = {}): Handler {
   const shared = { ...options, store: options.store ?? new MemoryStore() };
   const services = servicesOf(options.service ?? "all");
-  const description = encodeJson(openApiDocument(services));
+  const description = JSON.stringify(openApiDocument(services));
   // One hub, so the stream cap counts every stream of the process.
   const hub = streamHubOf(shared);
   const routes = mergeRoutes(

@@ -7,7 +7,6 @@
 
 import { lastValueCache } from "../http/last_value_cache.ts";
 import {
-  encodeJson,
   errorResponse,
   jsonResponse,
   ok,
@@ -37,8 +36,7 @@ import { nameError, nameProblem } from "./user_name.ts";
 /** How many messages `GET /` answers with. */
 export const NEWEST_COUNT = 5;
 
-const ADDED_BODY = encodeJson({ status: "added" });
-const encoder = new TextEncoder();
+const ADDED_BODY = JSON.stringify({ status: "added" });
 
 const unauthorized = () => statusResponse(401);
 
@@ -49,12 +47,11 @@ export function messagingRoutes(
 ): Routes {
   const store = options.store ?? new MemoryStore();
   const body = bodyReaderOf(options);
-  const messagesBody = lastValueCache((json: string) => encoder.encode(json));
-  const answerMessages = (json: string) => jsonResponse(messagesBody(json));
+  const answerMessages = (json: string) => jsonResponse(json);
   // The store hands back the same list until it changes, so its JSON is
   // built once per change rather than once per request.
   const usersBody = lastValueCache((users: readonly string[]) =>
-    encodeJson({ users })
+    JSON.stringify({ users })
   );
 
   async function register(req: Request): Promise<Response> {

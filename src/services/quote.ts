@@ -5,7 +5,7 @@
  */
 
 import { lastValueCache } from "../http/last_value_cache.ts";
-import { encodeJson, errorResponse, jsonResponse } from "../http/response.ts";
+import { errorResponse, jsonResponse } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { quoteErrors } from "./quote_check.ts";
@@ -18,7 +18,7 @@ import {
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 
-const NULL_BODY = encodeJson(null);
+const NULL_BODY = "null";
 
 /** The quote service's route table, for composing with other services. */
 export function quoteRoutes(
@@ -27,7 +27,7 @@ export function quoteRoutes(
 ): Routes {
   const store = options.store ?? new MemoryStore();
   const body = bodyReaderOf(options);
-  const quoteBody = lastValueCache(encodeJson);
+  const quoteBody = lastValueCache(JSON.stringify);
   const answer = (quote: string) => jsonResponse(quoteBody(quote));
 
   return {

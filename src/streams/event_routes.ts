@@ -74,6 +74,7 @@ export function messageEventsRoute(
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "message") {
+      if (!hub.hasReaders("messages")) return;
       const chunk = encodeEvent("message", event.json, event.id);
       for (const stream of hub.readers("messages")) {
         stream.deliver(event.id, chunk);
@@ -119,6 +120,7 @@ export function quoteEventsRoute(
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "quote") {
+      if (!hub.hasReaders("quote")) return;
       const chunk = encodeEvent("quote", JSON.stringify(event.quote));
       for (const stream of hub.readers("quote")) stream.deliverLatest(chunk);
     } else if (event.kind === "reset") hub.endAll("quote");

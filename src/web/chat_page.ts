@@ -28,7 +28,7 @@ async function sha256Source(text: string): Promise<string> {
 }
 
 interface BuiltPage {
-  body: Uint8Array<ArrayBuffer>;
+  body: string;
   headers: Record<string, string>;
 }
 
@@ -55,7 +55,7 @@ async function buildPage(options: ChatPageOptions): Promise<BuiltPage> {
     "frame-ancestors 'none'",
   ].join("; ");
   return {
-    body: new TextEncoder().encode(html),
+    body: html,
     headers: {
       "content-type": HTML_CONTENT_TYPE,
       "content-security-policy": policy,
