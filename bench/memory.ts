@@ -1,14 +1,15 @@
 /**
  * `deno task bench:memory`: does memory stay flat? Posts 200,000 messages and
- * registers 50,000 users to the real program over HTTP, reporting its RSS at
- * the start, after the first 1,000 of each, and at the end; then measures,
- * in this process with forced GC, what one registered user costs on the heap.
+ * registers 50,000 users over HTTP to the real program and then to the two
+ * peers (`bench/peers/`), reporting each one's RSS idle, primed, along the
+ * way and at the end; then measures, in this process with forced GC, what
+ * one registered user costs on the heap.
  * @module
  */
 
 import { flagsOf, usageError } from "./cli.ts";
 import { MemoryStore } from "../src/store/memory_store.ts";
-import { startServer } from "../tests/_support/program.ts";
+import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
 const flags = flagsOf(
   {
@@ -62,63 +63,104 @@ async function send(
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
 
-const server = await startServer(
-  [
-    "--quiet",
-    "--max-users=10000000",
-    ...(flags.store ? [`--store=${flags.store}`] : []),
-  ],
-  {},
-  {
-    denoFlags: flags["v8-flags"] ? [`--v8-flags=${flags["v8-flags"]}`] : [],
-  },
-);
-const pid = server.process.pid;
-const url = server.url;
-const reg = await fetch(`${url}users`, { method: "POST", body: "poster" });
-const token = (await reg.json()).token;
-const post = (i: number) =>
-  new Request(url, {
-    method: "POST",
-    headers: { "x-messaging-token": token },
-    body: JSON.stringify({
-      text: `Message number ${i}, padded to a typical length.`,
-    }),
-  });
-const register = (i: number) =>
-  new Request(`${url}users`, { method: "POST", body: `member${i}` });
-
-const rows: [string, number][] = [];
-const mark = async (label: string) => {
-  await new Promise((r) => setTimeout(r, 200));
-  rows.push([label, rssMb(pid)]);
-};
-try {
-  await mark("start");
-  await send(0, 1000, post);
-  await send(0, 1000, register);
-  await mark("after 1,000 messages and 1,000 users");
-  // Marks along the way show whether memory plateaus or keeps climbing.
-  const step = Math.max(1000, Math.floor(MESSAGES / 4));
-  for (let from = 1000; from < MESSAGES; from += step) {
-    const to = Math.min(MESSAGES, from + step);
-    await send(from, to, post);
-    await mark(`after ${to.toLocaleString("en-US")} messages`);
-  }
-  await send(1000, USERS, register);
-  await mark(`after ${USERS.toLocaleString("en-US")} users`);
-} finally {
-  await server.stop();
+interface Point {
+  label: string;
+  mb: number;
 }
 
-console.log("| point | RSS MB |\n|---|--:|");
-for (const [label, mb] of rows) console.log(`| ${label} | ${mb.toFixed(1)} |`);
-const after1k = rows[1][1];
-const afterAll = rows[rows.length - 2][1];
+/** Drives one server through the same posts and registrations, reading its RSS along the way. */
+async function measure(server: RunningServer): Promise<Point[]> {
+  const pid = server.process.pid;
+  const url = server.url;
+  const reg = await fetch(`${url}users`, { method: "POST", body: "poster" });
+  const token = (await reg.json()).token;
+  const post = (i: number) =>
+    new Request(url, {
+      method: "POST",
+      headers: { "x-messaging-token": token },
+      body: JSON.stringify({
+        text: `Message number ${i}, padded to a typical length.`,
+      }),
+    });
+  const register = (i: number) =>
+    new Request(`${url}users`, { method: "POST", body: `member${i}` });
+  const points: Point[] = [];
+  const mark = async (label: string) => {
+    await new Promise((r) => setTimeout(r, 200));
+    points.push({ label, mb: rssMb(pid) });
+  };
+  try {
+    await mark("idle");
+    await send(0, 1000, post);
+    await send(0, 1000, register);
+    await mark("primed: 1,000 messages and 1,000 users");
+    // Marks along the way show whether memory plateaus or keeps climbing.
+    const step = Math.max(1000, Math.floor(MESSAGES / 4));
+    for (let from = 1000; from < MESSAGES; from += step) {
+      const to = Math.min(MESSAGES, from + step);
+      await send(from, to, post);
+      await mark(`${to.toLocaleString("en-US")} messages`);
+    }
+    await send(1000, USERS, register);
+    await mark(`${USERS.toLocaleString("en-US")} users`);
+  } finally {
+    await server.stop();
+  }
+  return points;
+}
+
+const peer = (name: string) =>
+  new URL(`./peers/${name}.ts`, import.meta.url).pathname;
+const servers: [string, () => Promise<RunningServer>][] = [
+  ["program", () =>
+    startServer(
+      [
+        "--quiet",
+        "--max-users=10000000",
+        ...(flags.store ? [`--store=${flags.store}`] : []),
+      ],
+      {},
+      {
+        denoFlags: flags["v8-flags"] ? [`--v8-flags=${flags["v8-flags"]}`] : [],
+      },
+    )],
+  ["plain", () => startServer([], {}, { entry: peer("plain") })],
+  ["hono", () => startServer([], {}, { entry: peer("hono") })],
+];
+const results = new Map<string, Point[]>();
+for (const [name, start] of servers) {
+  results.set(name, await measure(await start()));
+}
+
+const names = [...results.keys()];
+const labels = results.get("program")!.map((p) => p.label);
+console.log(`| RSS MB | ${names.join(" | ")} |`);
+console.log(`|---|${names.map(() => "--:").join("|")}|`);
+for (const [i, label] of labels.entries()) {
+  console.log(
+    `| ${label} | ${
+      names.map((n) => results.get(n)![i].mb.toFixed(1)).join(" | ")
+    } |`,
+  );
+}
+// The growth while messages are posted: from primed to the last message mark.
+const growth = (n: string) => {
+  const points = results.get(n)!;
+  return points[points.length - 2].mb - points[1].mb;
+};
 console.log(
-  `\nRSS growth from 1,000 to ${MESSAGES.toLocaleString("en-US")} messages: ${
-    (afterAll - after1k).toFixed(1)
-  } MB (target: within 10 MB)`,
+  `| growth, 1,000 to ${MESSAGES.toLocaleString("en-US")} messages | ${
+    names.map((n) => growth(n).toFixed(1)).join(" | ")
+  } |`,
+);
+const own = results.get("program")!;
+const plain = results.get("plain")!;
+console.log(
+  `\nAgainst plain: idle ${(own[0].mb - plain[0].mb).toFixed(1)} MB, primed ${
+    (own[1].mb - plain[1].mb).toFixed(1)
+  } MB (targets: within 5), growth ${
+    (growth("program") - growth("plain")).toFixed(1)
+  } MB (target: within 10)`,
 );
 
 // Heap cost of a user in the memory store, net of the name string itself.
