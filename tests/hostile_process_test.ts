@@ -76,10 +76,14 @@ Deno.test("stalled bodies are answered 408 at the deadline, and the server goes 
   const server = await startServer(["--body-timeout-ms=300"]);
   try {
     const port = portOf(server.url);
-    const stalled = Array.from({ length: 50 }, () =>
+    // Large declared bodies go through the stream reader, small ones
+    // through Deno's own: both are held to the deadline.
+    const stalled = Array.from({ length: 50 }, (_, i) =>
       rawExchange(
         port,
-        "POST /quote HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\nA",
+        `POST /quote HTTP/1.1\r\nHost: x\r\nContent-Length: ${
+          i % 2 ? 65536 : 100
+        }\r\n\r\nA`,
       ));
     const answers = await Promise.all(stalled);
     for (const answer of answers) {

@@ -37,9 +37,10 @@ function writeAll(bytes: Uint8Array): void {
 
 /**
  * A sink that writes its lines in batches: one write per `delayMs` (or per
- * `maxBytes`) instead of one per line, which cost 20 µs of a 12 µs request.
- * It writes what it holds when the process ends normally; a program that
- * leaves with `Deno.exit` calls `flush` first.
+ * `maxBytes`) instead of one per line, which doubled the CPU of a
+ * `GET /quote` (25.2 µs against 13.1 µs with `--quiet`). It writes what it
+ * holds when the process ends, `Deno.exit` included (both fire `unload`);
+ * `serve.ts` also flushes when `deno serve` stops it.
  */
 export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   const out = options.out ?? writeAll;

@@ -27,6 +27,11 @@ export function pathOf(url: string, host: string | null = null): string {
   }
   if (start === -1) start = url.indexOf("/", authority);
   if (start === -1 || url.charCodeAt(start) !== 0x2f) return "/";
+  return pathFrom(url, start);
+}
+
+/** The path starting at `start` in `url`, without the query. */
+function pathFrom(url: string, start: number): string {
   const query = url.indexOf("?", start);
   return query === -1 ? url.slice(start) : url.slice(start, query);
 }
@@ -58,8 +63,7 @@ export function requestPath(req: Request): string {
   const url = req.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start !== -1 && url.indexOf("/", start + 1) === -1) {
-    const query = url.indexOf("?", start);
-    return query === -1 ? url.slice(start) : url.slice(start, query);
+    return pathFrom(url, start);
   }
   return pathOf(url, req.headers.get("host"));
 }

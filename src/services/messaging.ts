@@ -47,7 +47,6 @@ export function messagingRoutes(
 ): Routes {
   const store = options.store ?? new MemoryStore();
   const body = bodyReaderOf(options);
-  const answerMessages = (json: string) => jsonResponse(json);
   // The store hands back the same list until it changes, so its JSON is
   // built once per change rather than once per request.
   const usersBody = lastValueCache((users: readonly string[]) =>
@@ -95,8 +94,8 @@ export function messagingRoutes(
   function readMessages(): Response | Promise<Response> {
     const json = store.newestMessages(NEWEST_COUNT);
     return json instanceof Promise
-      ? json.then(answerMessages)
-      : answerMessages(json);
+      ? json.then((text) => jsonResponse(text))
+      : jsonResponse(json);
   }
 
   async function postMessage(req: Request): Promise<Response> {

@@ -74,9 +74,10 @@ export function messageEventsRoute(
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "message") {
-      if (!hub.hasReaders("messages")) return;
-      const chunk = encodeEvent("message", event.json, event.id);
+      // Encoded once, for the first reader: an event nobody reads costs nothing.
+      let chunk: Uint8Array | undefined;
       for (const stream of hub.readers("messages")) {
+        chunk ??= encodeEvent("message", event.json, event.id);
         stream.deliver(event.id, chunk);
       }
     } else if (event.kind === "reset") hub.endAll("messages");
@@ -120,9 +121,11 @@ export function quoteEventsRoute(
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "quote") {
-      if (!hub.hasReaders("quote")) return;
-      const chunk = encodeEvent("quote", JSON.stringify(event.quote));
-      for (const stream of hub.readers("quote")) stream.deliverLatest(chunk);
+      let chunk: Uint8Array | undefined;
+      for (const stream of hub.readers("quote")) {
+        chunk ??= encodeEvent("quote", JSON.stringify(event.quote));
+        stream.deliverLatest(chunk);
+      }
     } else if (event.kind === "reset") hub.endAll("quote");
   });
   return {

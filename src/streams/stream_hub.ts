@@ -147,11 +147,6 @@ export class StreamHub {
     return this.#topicOf.size;
   }
 
-  /** Whether `topic` has a stream open: an event nobody reads is not even encoded. */
-  hasReaders(topic: string): boolean {
-    return (this.#topics.get(topic)?.size ?? 0) > 0;
-  }
-
   /** The streams of `topic`. */
   readers(topic: string): Iterable<EventStream> {
     return this.#topics.get(topic) ?? [];
