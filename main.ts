@@ -14,12 +14,14 @@ import { statusResponse } from "./src/http/response.ts";
 import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
 import {
   type Config,
+  handlerOptionsOf,
   parseFlags,
   readEnv,
   USAGE,
   UsageError,
 } from "./src/program/config.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
+import { type ProgramLog, programLog } from "./src/program/program_log.ts";
 import { createHandler } from "./src/services/app.ts";
 import { StreamEnded } from "./src/streams/stream_hub.ts";
 import { openStore } from "./src/store/open_store.ts";
@@ -38,22 +40,21 @@ function leave(): never {
   Deno.exit(0);
 }
 
-async function serve(config: Config, store: Store): Promise<void> {
+async function serve(
+  config: Config,
+  store: Store,
+  log: ProgramLog,
+): Promise<void> {
   // Aborted when stopping begins: event streams end, so that shutdown does
   // not wait for their readers.
   const stopping = new AbortController();
   // Aborted at the drain deadline: bodies still arriving are answered 503.
   const deadline = new AbortController();
+  const options = handlerOptionsOf(config, store, log);
   const app = createHandler({
-    service: config.service,
-    store,
-    maxBodyBytes: config.maxBodyBytes,
-    bodyTimeoutMs: config.bodyTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    maxStreams: config.maxStreams,
+    ...options,
     signal: deadline.signal,
     stopSignal: stopping.signal,
-    corsOrigins: config.corsOrigins,
   });
   // Drained inside the log, so the 503s sent while stopping are logged too.
   const drained = drainable(app);
@@ -61,12 +62,18 @@ async function serve(config: Config, store: Store): Promise<void> {
   // Lines still in the buffer are written when the process exits.
   const handler = config.quiet
     ? drained.handler
-    : withRequestLog(drained.handler, bufferedSink());
+    : withRequestLog(drained.handler, bufferedSink(), {
+      format: config.logFormat,
+      clientOf: options.clientOf,
+    });
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
+      log.info(
+        `Stopping: requests in flight have ${config.drainTimeoutMs} ms to finish`,
+      );
       // Whatever clients do, the process is gone soon after the deadline.
       setTimeout(leave, config.drainTimeoutMs + EXIT_GRACE_MS);
       stopping.abort();
@@ -84,17 +91,17 @@ async function serve(config: Config, store: Store): Promise<void> {
       port: config.port,
       hostname: config.hostname,
       onListen(addr) {
-        console.log(listeningBanner(addr, config.service));
+        log.info(listeningBanner(addr, config.service));
       },
       onError(error) {
         // A stream ended on purpose (a reader too far behind, or stopping)
         // surfaces here too; it is no fault.
         if (!(error instanceof StreamEnded)) {
-          console.error("unhandled fault:", error);
+          log.fault("unhandled fault:", error);
         }
         return statusResponse(500);
       },
-      report: (message) => console.error(message),
+      report: (message) => log.error(message),
     }, handler);
   } catch (error) {
     Deno.removeSignalListener("SIGINT", stop);
@@ -103,29 +110,30 @@ async function serve(config: Config, store: Store): Promise<void> {
   }
   await server.finished;
   await store.close();
+  log.info("Stopped");
 }
 
 /** Says why the program cannot start, in one line, and exits; rethrows what it does not know. */
-function failStart(config: Config, error: unknown): never {
+function failStart(config: Config, log: ProgramLog, error: unknown): never {
   const address = `${config.hostname}:${config.port}`;
   if (
     error instanceof Deno.errors.AddrInUse ||
     error instanceof Deno.errors.PermissionDenied
   ) {
-    console.error(`error: cannot listen on ${address}: ${error.message}`);
+    log.error(`error: cannot listen on ${address}: ${error.message}`);
     Deno.exit(1);
   }
   if (
     error instanceof Deno.errors.AddrNotAvailable ||
     (error instanceof Error && error.message.startsWith("failed to lookup"))
   ) {
-    console.error(
+    log.error(
       `error: --hostname=${config.hostname} is not an address of this machine: ${error.message} (see --help)`,
     );
     Deno.exit(2);
   }
   if (error instanceof StoreUnavailableError) {
-    console.error(`error: ${error.message}`);
+    log.error(`error: ${error.message}`);
     Deno.exit(1);
   }
   throw error;
@@ -143,13 +151,18 @@ if (import.meta.main) {
   if (config.help) {
     console.log(USAGE);
   } else {
+    const log = programLog(config.logFormat);
     try {
-      await serve(config, await openStore(config));
+      const store = await openStore({
+        ...config,
+        onStatus: (message) => log.error(message),
+      });
+      await serve(config, store, log);
       // The signal listeners stay until the end, so a signal repeated while
       // stopping cannot kill the process half-way; exit explicitly instead.
       leave();
     } catch (error) {
-      failStart(config, error);
+      failStart(config, log, error);
     }
   }
 }

@@ -28,7 +28,16 @@ export {
   JSON_CONTENT_TYPE,
 } from "./src/http/response.ts";
 export { HttpError } from "./src/http/http_error.ts";
-export type { FaultLogger, Handler } from "./src/http/router.ts";
+export type {
+  ConnectionInfo,
+  FaultLogger,
+  Handler,
+} from "./src/http/router.ts";
+export {
+  type ClientAddressOf,
+  clientAddressOf,
+} from "./src/http/client_address.ts";
+export type { RateLimit } from "./src/store/token_buckets.ts";
 export { MemoryStore } from "./src/store/memory_store.ts";
 export { openStore, type OpenStoreOptions } from "./src/store/open_store.ts";
 export {

@@ -2,7 +2,8 @@
  * The entry for `deno serve`, which owns the socket and can run one worker
  * per core (`deno serve --parallel`). It takes no flags: the `LMS_*`
  * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`, `LMS_BODY_TIMEOUT_MS`, `LMS_HEARTBEAT_MS`, `LMS_MAX_STREAMS`,
- * `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`, and `LMS_QUIET=1`).
+ * `LMS_MAX_STREAMS_PER_CLIENT`, `LMS_RATE_LIMIT`, `LMS_LOG_FORMAT`, `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`,
+ * `LMS_TRUST_PROXY=1` and `LMS_QUIET=1`).
  *
  * ```sh
  * LMS_STORE=redis://127.0.0.1:6379/0 deno serve --parallel --allow-net --allow-env serve.ts
@@ -11,7 +12,13 @@
  */
 
 import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
-import { configFromEnv, readEnv, UsageError } from "./src/program/config.ts";
+import {
+  configFromEnv,
+  handlerOptionsOf,
+  readEnv,
+  UsageError,
+} from "./src/program/config.ts";
+import { programLog } from "./src/program/program_log.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
 import { createHandler } from "./src/services/app.ts";
 import { openStore } from "./src/store/open_store.ts";
@@ -81,24 +88,26 @@ async function start(): Promise<Deno.ServeDefaultExport> {
         "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
       );
     }
-    const store = await openStore(config);
-    resources.push(store);
-    const app = createHandler({
-      service: config.service,
-      maxBodyBytes: config.maxBodyBytes,
-      bodyTimeoutMs: config.bodyTimeoutMs,
-      heartbeatMs: config.heartbeatMs,
-      maxStreams: config.maxStreams,
-      stopSignal: stopping.signal,
-      corsOrigins: config.corsOrigins,
-      store,
+    const log = programLog(config.logFormat);
+    const store = await openStore({
+      ...config,
+      onStatus: (message) => log.error(message),
     });
-    const log = bufferedSink();
-    resources.push({ close: () => log.flush() });
+    resources.push(store);
+    const options = handlerOptionsOf(config, store, log);
+    const app = createHandler({
+      ...options,
+      stopSignal: stopping.signal,
+    });
+    const sink = bufferedSink();
+    resources.push({ close: () => sink.flush() });
     return {
-      fetch: config.quiet ? app : withRequestLog(app, log),
+      fetch: config.quiet ? app : withRequestLog(app, sink, {
+        format: config.logFormat,
+        clientOf: options.clientOf,
+      }),
       onListen(addr) {
-        console.log(listeningBanner(addr as Deno.NetAddr, config.service));
+        log.info(listeningBanner(addr as Deno.NetAddr, config.service));
       },
     };
   } catch (error) {

@@ -294,6 +294,12 @@ const targets: Target[] = [
   { name: "hono", args: [], entry: peer("hono") },
   { name: "memory", args: ["--quiet", "--max-users=100000000"] },
   { name: "memory, logged", args: ["--max-users=100000000"], logs: true },
+  // Every write spends an allowance so large that none is refused: what the
+  // limiter itself costs.
+  {
+    name: "memory, rate-limited",
+    args: ["--quiet", "--max-users=100000000", "--rate-limit=1000000/0.001"],
+  },
 ];
 if (flags.workers && !flags.store) {
   console.error(

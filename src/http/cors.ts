@@ -54,10 +54,10 @@ export function withCors(
     res.headers.append("vary", "Origin");
     return res;
   };
-  return (req) => {
+  return (req, info) => {
     const origin = req.headers.get("origin");
     if (origin === null || !(anyOrigin || allowed.has(origin))) {
-      return handler(req);
+      return handler(req, info);
     }
     const allowOrigin = anyOrigin ? "*" : origin;
     if (req.method === "OPTIONS") {
@@ -75,7 +75,7 @@ export function withCors(
         });
       }
     }
-    const res = handler(req);
+    const res = handler(req, info);
     return res instanceof Promise
       ? res.then((r) => decorate(r, allowOrigin))
       : decorate(res, allowOrigin);

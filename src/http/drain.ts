@@ -23,12 +23,12 @@ export function drainable(handler: Handler): {
   const done = () => {
     if (--inFlight === 0) idle();
   };
-  const tracked: Handler = (req) => {
+  const tracked: Handler = (req, info) => {
     if (draining) return statusResponse(503, { connection: "close" });
     inFlight++;
     let res;
     try {
-      res = handler(req);
+      res = handler(req, info);
     } catch (error) {
       done();
       throw error;

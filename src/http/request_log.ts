@@ -4,8 +4,20 @@
  * @module
  */
 
+import { type ClientAddressOf, clientAddressOf } from "./client_address.ts";
 import { requestPath } from "./request_path.ts";
-import type { Handler } from "./router.ts";
+import type { ConnectionInfo, Handler } from "./router.ts";
+
+/** How log lines are written: as text, or one JSON object per line. */
+export type LogFormat = "text" | "json";
+
+/** Options of {@linkcode withRequestLog}. */
+export interface RequestLogOptions {
+  /** `text` (the default): `TIME METHOD PATH STATUS MSms`; `json`: an object with `time`, `method`, `route`, `status`, `ms` and `client`. */
+  format?: LogFormat;
+  /** Who the client is, for the JSON lines. Default: the connection's address. */
+  clientOf?: ClientAddressOf;
+}
 
 /** Where log lines go. */
 export interface LogSink {
@@ -72,33 +84,54 @@ export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
 
 /**
  * Wraps `handler` to log one line per request to `sink`: the time it was
- * answered (ISO 8601, UTC), method, path, status, milliseconds.
+ * answered (ISO 8601, UTC), method, path, status, milliseconds, and in JSON
+ * the client's address. Never a header, a query or a body: the token and
+ * the messages stay out of the log.
  */
-export function withRequestLog(handler: Handler, sink: LogSink): Handler {
+export function withRequestLog(
+  handler: Handler,
+  sink: LogSink,
+  options: RequestLogOptions = {},
+): Handler {
+  const clientOf = options.clientOf ?? clientAddressOf();
+  const json = options.format === "json";
   // Many requests are answered within one millisecond: the time is
   // formatted once for all of them.
   let lastMs = 0;
   let lastTime = "";
-  const log = (req: Request, res: Response, start: number) => {
+  const log = (
+    req: Request,
+    info: ConnectionInfo | undefined,
+    res: Response,
+    start: number,
+  ) => {
     const now = Date.now();
     if (now !== lastMs) {
       lastMs = now;
       lastTime = new Date(now).toISOString();
     }
+    const ms = (performance.now() - start).toFixed(2);
     // The path only: the query is the client's business, and the token
     // travels in a header, which is never logged.
     sink.write(
-      `${lastTime} ${req.method} ${requestPath(req)} ${res.status} ${
-        (performance.now() - start).toFixed(2)
-      }ms`,
+      json
+        ? JSON.stringify({
+          time: lastTime,
+          method: req.method,
+          route: requestPath(req),
+          status: res.status,
+          ms: Number(ms),
+          client: clientOf(req, info),
+        })
+        : `${lastTime} ${req.method} ${requestPath(req)} ${res.status} ${ms}ms`,
     );
     return res;
   };
-  return (req) => {
+  return (req, info) => {
     const start = performance.now();
-    const res = handler(req);
+    const res = handler(req, info);
     return res instanceof Promise
-      ? res.then((answer) => log(req, answer, start))
-      : log(req, res, start);
+      ? res.then((answer) => log(req, info, answer, start))
+      : log(req, info, res, start);
   };
 }

@@ -20,7 +20,29 @@ import { statusResponse } from "./response.ts";
  * console.assert(res.status === 200);
  * ```
  */
-export type Handler = (req: Request) => Response | Promise<Response>;
+export type Handler = (
+  req: Request,
+  info?: ConnectionInfo,
+) => Response | Promise<Response>;
+
+/**
+ * What the server knows of a request's connection: `Deno.serve` passes its
+ * `ServeHandlerInfo`, which fits. A handler called directly (in tests, or
+ * mounted in another framework) may leave it out.
+ *
+ * @example Calling a handler as `Deno.serve` would
+ * ```ts
+ * import { type ConnectionInfo, createHandler } from "@lms/light-messaging";
+ * const info: ConnectionInfo = {
+ *   remoteAddr: { transport: "tcp", hostname: "192.0.2.7", port: 50000 },
+ * };
+ * await createHandler()(new Request("http://localhost/quote"), info);
+ * ```
+ */
+export interface ConnectionInfo {
+  /** The peer's address; for TCP, `hostname` is its IP address. */
+  readonly remoteAddr: Deno.Addr;
+}
 
 /** The methods a route may serve; `HEAD` is derived from `GET` unless the route gives its own (an endless stream must). */
 export type Method = "GET" | "HEAD" | "POST" | "DELETE";
@@ -54,8 +76,8 @@ interface CompiledRoute {
 
 /** `HEAD` answers what `GET` would, headers and body length included, with no body. */
 function headOf(get: Handler): Handler {
-  return async (req) => {
-    const res = await get(req);
+  return async (req, info) => {
+    const res = await get(req, info);
     const length = (await res.arrayBuffer()).byteLength;
     const headers = new Headers(res.headers);
     headers.set("content-length", String(length));
@@ -132,7 +154,7 @@ export function createRouter(
     logFault(error, req);
     return statusResponse(500);
   };
-  return (req) => {
+  return (req, info) => {
     const route = table.get(requestPath(req));
     if (route === undefined) return notFound();
     const handler = route.methods.get(req.method);
@@ -140,7 +162,7 @@ export function createRouter(
       return statusResponse(405, { allow: route.allow });
     }
     try {
-      const res = handler(req);
+      const res = handler(req, info);
       return res instanceof Promise ? res.catch((e) => fail(e, req)) : res;
     } catch (error) {
       return fail(error, req);

@@ -7,6 +7,7 @@
 
 import { HTML_CONTENT_TYPE } from "../web/chat_page.ts";
 import { JSON_CONTENT_TYPE } from "../http/response.ts";
+import { METRICS_CONTENT_TYPE } from "../operations/metrics.ts";
 import type { ServiceName } from "../services/service_names.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../services/service_options.ts";
 import { DEFAULT_LIMITS } from "../store/store.ts";
@@ -110,6 +111,16 @@ function eventStream(
 
 /** Past `--max-streams`, or while Redis is unreachable. */
 const STREAM_REFUSED = {
+  429: refused(
+    "This client has `--max-streams-per-client` streams open (default 20).",
+    {
+      tooMany: [
+        "url",
+        "events",
+        "Too many event streams are open from this client; close one first",
+      ],
+    },
+  ),
   503: {
     description:
       "Too many event streams are open on this server (the envelope, `url`/`events`), or the store is unreachable (`{status, message}`).",
@@ -332,6 +343,84 @@ const quotePaths: JsonObject = {
   },
 };
 
+/** `/healthz`, `/readyz` and `/metrics`, served whatever the services. */
+const operationPaths: JsonObject = {
+  "/healthz": {
+    get: {
+      operationId: "health",
+      summary: "Liveness: the process serves",
+      responses: {
+        200: json("Serving.", {
+          type: "object",
+          required: ["status"],
+          properties: { status: { const: "ok" } },
+        }, { ok: { status: "ok" } }),
+      },
+    },
+  },
+  "/readyz": {
+    get: {
+      operationId: "readiness",
+      summary: "Readiness: the store answers",
+      description:
+        "The memory store is always ready; Redis is when it answers a `PING` within a second. Also 503 while the server is stopping.",
+      responses: {
+        200: json("Ready to serve.", {
+          type: "object",
+          required: ["status"],
+          properties: { status: { const: "ready" } },
+        }, { ready: { status: "ready" } }),
+        503: response("ServiceUnavailable"),
+      },
+    },
+  },
+  "/metrics": {
+    get: {
+      operationId: "metrics",
+      summary: "Metrics, in the Prometheus text format",
+      description:
+        "`lms_http_requests_total{route,method,status}`, `lms_http_request_duration_seconds{route}` (histogram), `lms_event_streams_open`, `lms_store_failures_total`, `lms_registered_users`, and the process's `lms_process_*` and `lms_event_loop_lag_seconds`. Route labels are the paths above; any other path is `unknown`.",
+      responses: {
+        200: {
+          description: "The metrics.",
+          content: {
+            [METRICS_CONTENT_TYPE]: {
+              schema: { type: "string" },
+              example:
+                '# TYPE lms_http_requests_total counter\nlms_http_requests_total{route="/quote",method="GET",status="200"} 3\n',
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+/**
+ * `paths` with the 429 of `--rate-limit` on every write (`POST` and
+ * `DELETE`), as the rate limit wraps every write of the route table.
+ */
+function withWriteLimits(paths: JsonObject): JsonObject {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, operations]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(operations as JsonObject).map(([method, op]) => {
+          const operation = op as JsonObject;
+          if (method !== "post" && method !== "delete") return [method, op];
+          return [method, {
+            ...operation,
+            responses: {
+              ...(operation.responses as JsonObject),
+              429: response("TooManyWrites"),
+            },
+          }];
+        }),
+      ),
+    ]),
+  );
+}
+
 const pathsOf: Record<ServiceName, JsonObject> = {
   messaging: messagingPaths,
   quote: quotePaths,
@@ -469,6 +558,25 @@ const components: JsonObject = {
       "Internal Server Error",
       "An unexpected fault; logged on the server.",
     ),
+    TooManyWrites: {
+      ...refused(
+        "This client made its `--rate-limit=BURST/SECONDS` writes (`BURST` at once, then one every `SECONDS`); nothing was stored. Only with `--rate-limit`.",
+        {
+          rate: [
+            "url",
+            "rate",
+            "Too many writes from this client: 5 at once, then one every 10 seconds; try again in 10 seconds",
+          ],
+        },
+      ),
+      headers: {
+        "Retry-After": {
+          description:
+            "Whole seconds after which a write from this client is allowed.",
+          schema: { type: "integer", minimum: 1 },
+        },
+      },
+    },
     ServiceUnavailable: statusMessage(
       503,
       "Service Unavailable",
@@ -508,7 +616,8 @@ export function openApiDocument(
     servers: [{ url: "/" }],
     paths: Object.assign(
       {},
-      ...services.map((s) => pathsOf[s]),
+      ...services.map((s) => withWriteLimits(pathsOf[s])),
+      operationPaths,
       {
         "/openapi.json": {
           get: {

@@ -12,7 +12,15 @@ import {
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_STREAMS,
+  DEFAULT_MAX_STREAMS_PER_CLIENT,
 } from "../services/service_options.ts";
+import type { RateLimit } from "../store/token_buckets.ts";
+import type { LogFormat } from "../http/request_log.ts";
+import { clientAddressOf } from "../http/client_address.ts";
+import type { HandlerOptions } from "../services/app.ts";
+import type { Store } from "../store/store.ts";
+import { requestPath } from "../http/request_path.ts";
+import type { ProgramLog } from "./program_log.ts";
 
 import { DEFAULT_LIMITS } from "../store/store.ts";
 import { isCorsOrigin } from "../http/cors.ts";
@@ -39,6 +47,13 @@ Flags:
   --heartbeat-ms=N    quiet time before an event stream gets a comment line
                       (default: ${DEFAULT_HEARTBEAT_MS})
   --max-streams=N     event streams open at once; past it 503 (default: ${DEFAULT_MAX_STREAMS})
+  --max-streams-per-client=N
+                      event streams one client may keep open; past it 429
+                      (default: ${DEFAULT_MAX_STREAMS_PER_CLIENT})
+  --rate-limit=B/S    each client may make B writes at once and one more every
+                      S seconds; past it 429 with Retry-After (default: none)
+  --trust-proxy       the client is the last address of X-Forwarded-For (set
+                      only behind a proxy that appends it)
   --history=N         messages kept, at least 5 (default: ${DEFAULT_LIMITS.history})
   --max-users=N       users registered at once (default: ${DEFAULT_LIMITS.maxUsers})
   --store=S           memory, or redis://HOST:PORT[/DB] to share state between
@@ -46,6 +61,7 @@ Flags:
   --redis-prefix=P    prefix of every Redis key (default: lms:)
   --cors-origin=O     let pages from origin O (https://host[:port]) call every
                       route; repeatable; * for any origin (default: none)
+  --log-format=F      text or json: one JSON object per line (default: text)
   --quiet             no request log on standard error
   --help              show this help and exit
 `;
@@ -60,6 +76,11 @@ export interface Config {
   drainTimeoutMs: number;
   heartbeatMs: number;
   maxStreams: number;
+  maxStreamsPerClient: number;
+  /** Each client's write allowance, if limited. */
+  rateLimit: RateLimit | undefined;
+  trustProxy: boolean;
+  logFormat: LogFormat;
   history: number;
   maxUsers: number;
   store: string;
@@ -85,6 +106,22 @@ function wholeNumber(
     );
   }
   return value;
+}
+
+/** `BURST/SECONDS` as a rate, seconds to the millisecond. */
+function rateLimit(flag: string, raw: string): RateLimit {
+  const match = raw.match(/^(\d{1,7})\/(\d{1,5}(?:\.\d{1,3})?)$/);
+  const burst = Number(match?.[1]);
+  const periodMs = Math.round(Number(match?.[2]) * 1000);
+  if (
+    !(burst >= 1 && burst <= 1_000_000 && periodMs >= 1 &&
+      periodMs <= 86_400_000)
+  ) {
+    throw new UsageError(
+      `${flag} must be BURST/SECONDS, such as 10/6: BURST writes at once (1 to 1000000), then one every SECONDS (up to 86400) (got "${raw}")`,
+    );
+  }
+  return { burst, periodMs };
 }
 
 /** How a flag is named in error messages: as typed, `--name`. */
@@ -129,6 +166,13 @@ export function parseFlags(
           type: "string",
           default: String(DEFAULT_MAX_STREAMS),
         },
+        "max-streams-per-client": {
+          type: "string",
+          default: String(DEFAULT_MAX_STREAMS_PER_CLIENT),
+        },
+        "rate-limit": { type: "string" },
+        "trust-proxy": { type: "boolean", default: false },
+        "log-format": { type: "string", default: "text" },
         history: { type: "string", default: String(DEFAULT_LIMITS.history) },
         "max-users": {
           type: "string",
@@ -176,9 +220,27 @@ export function parseFlags(
       );
     }
   }
+  const logFormat = values["log-format"];
+  if (logFormat !== "text" && logFormat !== "json") {
+    throw new UsageError(
+      `${nameOf("log-format")} must be text or json (got "${logFormat}")`,
+    );
+  }
+  const rate = values["rate-limit"];
   return {
     service,
     port,
+    logFormat,
+    rateLimit: rate === undefined
+      ? undefined
+      : rateLimit(nameOf("rate-limit"), rate),
+    trustProxy: values["trust-proxy"],
+    maxStreamsPerClient: wholeNumber(
+      nameOf("max-streams-per-client"),
+      values["max-streams-per-client"],
+      1,
+      1_000_000,
+    ),
     corsOrigins,
     store,
     redisPrefix: values["redis-prefix"],
@@ -258,6 +320,9 @@ export function flagsFromEnv(
       "body-timeout-ms",
       "heartbeat-ms",
       "max-streams",
+      "max-streams-per-client",
+      "rate-limit",
+      "log-format",
       "history",
       "max-users",
       "redis-prefix",
@@ -266,13 +331,41 @@ export function flagsFromEnv(
     const value = env(variableOf(flag));
     if (value !== undefined) flags.push(`--${flag}=${value}`);
   }
-  const quiet = env("LMS_QUIET");
-  if (quiet !== undefined && quiet !== "0" && quiet !== "1") {
-    throw new UsageError(`LMS_QUIET must be 0 or 1 (got "${quiet}")`);
+  for (const flag of ["quiet", "trust-proxy"]) {
+    const name = variableOf(flag);
+    const value = env(name);
+    if (value !== undefined && value !== "0" && value !== "1") {
+      throw new UsageError(`${name} must be 0 or 1 (got "${value}")`);
+    }
+    if (value === "1") flags.push(`--${flag}`);
   }
-  if (quiet === "1") flags.push("--quiet");
   // Several origins are separated by white space or commas.
   const origins = env("LMS_CORS_ORIGIN")?.split(/[\s,]+/).filter(Boolean);
   for (const origin of origins ?? []) flags.push(`--cors-origin=${origin}`);
   return flags;
+}
+
+/**
+ * The handler options `config` asks for, over `store`, with faults told to
+ * `log`; the program adds the stop signals.
+ */
+export function handlerOptionsOf(
+  config: Config,
+  store: Store,
+  log: ProgramLog,
+): HandlerOptions {
+  return {
+    logFault: (error, req) =>
+      log.fault(`fault in ${req.method} ${requestPath(req)}:`, error),
+    service: config.service,
+    store,
+    maxBodyBytes: config.maxBodyBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    heartbeatMs: config.heartbeatMs,
+    maxStreams: config.maxStreams,
+    maxStreamsPerClient: config.maxStreamsPerClient,
+    rateLimit: config.rateLimit,
+    clientOf: clientAddressOf({ trustProxy: config.trustProxy }),
+    corsOrigins: config.corsOrigins,
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * Composition: which services one handler serves, over one shared store,
  * with their OpenAPI description at `/openapi.json`, the chat page beside
- * messaging, and the origins allowed to call them.
+ * messaging, the operator's routes (`/healthz`, `/readyz`, `/metrics`), and
+ * the origins allowed to call them.
  * @module
  */
 
@@ -21,6 +22,8 @@ import { type ServiceOptions, streamHubOf } from "./service_options.ts";
 import { type ServiceSelection, servicesOf } from "./service_names.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
+import { Metrics, withMetrics } from "../operations/metrics.ts";
+import { operationRoutes } from "../operations/operation_routes.ts";
 
 /**
  * Options of {@linkcode createHandler}.
@@ -68,16 +71,32 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const description = JSON.stringify(openApiDocument(services));
   // One hub, so the stream cap counts every stream of the process.
   const hub = streamHubOf(shared);
+  const metrics = new Metrics();
+  let storeFailures = 0;
   const routes = mergeRoutes(
     ...services.map((name) => routesOf[name](shared, hub)),
     services.includes("messaging")
       ? chatPageRoutes({ quote: services.includes("quote") })
       : {},
     { "/openapi.json": { GET: () => jsonResponse(description) } },
+    operationRoutes({
+      store: shared.store,
+      hub,
+      metrics,
+      storeFailures: () => storeFailures,
+    }),
   );
+  metrics.track(Object.keys(routes));
   const router = createRouter(routes, {
     logFault: options.logFault,
-    mapError: mapStoreError,
+    mapError(error) {
+      const answer = mapStoreError(error);
+      if (answer !== undefined) storeFailures++;
+      return answer;
+    },
   });
-  return withCors(router, routes, options.corsOrigins ?? []);
+  return withMetrics(
+    withCors(router, routes, options.corsOrigins ?? []),
+    metrics,
+  );
 }

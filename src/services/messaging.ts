@@ -25,11 +25,13 @@ import { messageEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   bodyReaderOf,
+  clientOfOptions,
   type ServiceOptions,
   streamHubOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "./token.ts";
+import { limitWrites } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
 
@@ -110,11 +112,12 @@ export function messagingRoutes(
     return jsonResponse(ADDED_BODY);
   }
 
-  return {
+  const clientOf = clientOfOptions(options);
+  return limitWrites({
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
     "/": { GET: readMessages, POST: postMessage },
-    "/events": messageEventsRoute(store, hub),
-  };
+    "/events": messageEventsRoute(store, hub, clientOf),
+  }, { store, rate: options.rateLimit, clientOf });
 }
 
 /**

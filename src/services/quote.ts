@@ -13,10 +13,12 @@ import { quoteEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   bodyReaderOf,
+  clientOfOptions,
   type ServiceOptions,
   streamHubOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
+import { limitWrites } from "../operations/rate_limit.ts";
 
 const NULL_BODY = "null";
 
@@ -30,7 +32,8 @@ export function quoteRoutes(
   const quoteBody = lastValueCache(JSON.stringify);
   const answer = (quote: string) => jsonResponse(quoteBody(quote));
 
-  return {
+  const clientOf = clientOfOptions(options);
+  return limitWrites({
     "/quote": {
       GET() {
         const quote = store.getQuote();
@@ -51,8 +54,8 @@ export function quoteRoutes(
         return jsonResponse(NULL_BODY);
       },
     },
-    "/quote/events": quoteEventsRoute(store, hub),
-  };
+    "/quote/events": quoteEventsRoute(store, hub, clientOf),
+  }, { store, rate: options.rateLimit, clientOf });
 }
 
 /**

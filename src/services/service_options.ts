@@ -6,6 +6,11 @@
 import { type BodyReader, createBodyReader } from "../http/body.ts";
 import { StreamHub } from "../streams/stream_hub.ts";
 import type { Store } from "../store/store.ts";
+import type { RateLimit } from "../store/token_buckets.ts";
+import {
+  type ClientAddressOf,
+  clientAddressOf,
+} from "../http/client_address.ts";
 
 /** The contract's default request body limit, in bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 65_536;
@@ -18,6 +23,9 @@ export const DEFAULT_HEARTBEAT_MS = 15_000;
 
 /** The contract's default number of event streams one process keeps open. */
 export const DEFAULT_MAX_STREAMS = 10_000;
+
+/** The contract's default number of event streams one client may keep open. */
+export const DEFAULT_MAX_STREAMS_PER_CLIENT = 20;
 
 /**
  * Options of `createMessagingService` and `createQuoteService`.
@@ -42,8 +50,14 @@ export interface ServiceOptions {
   heartbeatMs?: number;
   /** How many event streams may be open at once; past it `GET /events` is 503. Default 10,000. */
   maxStreams?: number;
+  /** How many event streams one client may have open at once; past it `GET /events` is 429. Default 20. */
+  maxStreamsPerClient?: number;
   /** Aborted when the server begins to stop: event streams end at once, so shutdown need not wait for their readers. */
   stopSignal?: AbortSignal;
+  /** Each client's write allowance; past it writes are answered 429. Default: no limit. */
+  rateLimit?: RateLimit;
+  /** Who the client of a request is, for the limits. Default: the connection's address. */
+  clientOf?: ClientAddressOf;
 }
 
 function wholeAtLeastOne(value: number, name: string): number {
@@ -79,6 +93,15 @@ export function streamHubOf(options: ServiceOptions): StreamHub {
       options.maxStreams ?? DEFAULT_MAX_STREAMS,
       "maxStreams",
     ),
+    maxStreamsPerClient: wholeAtLeastOne(
+      options.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS_PER_CLIENT,
+      "maxStreamsPerClient",
+    ),
     signal: options.stopSignal,
   });
+}
+
+/** Who the client of a request is, as the options say. */
+export function clientOfOptions(options: ServiceOptions): ClientAddressOf {
+  return options.clientOf ?? clientAddressOf();
 }

@@ -16,6 +16,7 @@ import {
   type StoreLimits,
 } from "./store.ts";
 import { Ring } from "./ring.ts";
+import { type RateLimit, TokenBuckets } from "./token_buckets.ts";
 
 /**
  * Keeps users, messages and the quote in memory.
@@ -39,6 +40,7 @@ export class MemoryStore implements Store {
   /** The id of the newest message: ids are consecutive, so the ring holds ids `#lastId - size + 1` to `#lastId`. */
   #lastId = 0;
   #listeners = new ChangeListeners();
+  #buckets = new TokenBuckets();
 
   /** Makes an empty store with the given limits. */
   constructor(limits: StoreLimits = {}) {
@@ -123,6 +125,16 @@ export class MemoryStore implements Store {
   setQuote(quote: string): void {
     this.#quote = quote;
     this.#listeners.emit({ kind: "quote", quote });
+  }
+
+  /** Spends one of `client`'s writes: 0 when allowed, else the milliseconds until one is. */
+  spendAllowance(client: string, rate: RateLimit): number {
+    return this.#buckets.take(client, rate);
+  }
+
+  /** Always: memory is always there. */
+  isReady(): boolean {
+    return true;
   }
 
   /** Nothing to release. */

@@ -27,7 +27,11 @@ const REDIS_MODULE = new URL("./redis/redis_store.ts", import.meta.url);
 interface RedisModule {
   RedisStore: {
     connect(
-      options: StoreLimits & { url: string; prefix?: string },
+      options: StoreLimits & {
+        url: string;
+        prefix?: string;
+        onStatus?: (message: string) => void;
+      },
     ): Promise<Store>;
   };
 }
@@ -64,6 +68,8 @@ export interface OpenStoreOptions extends StoreLimits {
   store: string;
   /** Key prefix for Redis. Default `lms:`. */
   redisPrefix?: string;
+  /** Told when the Redis connection is lost or restored. Default: a line on standard error. */
+  onStatus?: (message: string) => void;
 }
 
 /** Whether `spec` names a store {@linkcode openStore} can open. */
@@ -92,6 +98,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   return await RedisStore.connect({
     url: options.store,
     prefix: options.redisPrefix,
+    onStatus: options.onStatus,
     ...limits,
   });
 }

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { RateLimit } from "./token_buckets.ts";
+
 /**
  * A value now, or later: the memory store answers synchronously, Redis does not.
  *
@@ -77,6 +79,14 @@ export interface Store {
   getQuote(): Awaitable<string>;
   /** Replaces the quote. */
   setQuote(quote: string): Awaitable<void>;
+  /**
+   * Spends one write of `client`'s allowance under `rate`, in one atomic
+   * step shared by every process on the store: answers 0 when the write may
+   * go ahead, else how many milliseconds until one may.
+   */
+  spendAllowance(client: string, rate: RateLimit): Awaitable<number>;
+  /** Whether the store can serve now: the memory store always can; Redis when it answers a `PING` within a second. */
+  isReady(): Awaitable<boolean>;
   /** Releases connections and timers; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -12,7 +12,11 @@ import {
   EVENT_STREAM_CONTENT_TYPE,
   RETRY,
 } from "./event_stream_format.ts";
-import type { EventStream, StreamHub } from "./stream_hub.ts";
+import type { EventStream, StreamHub, StreamRefusal } from "./stream_hub.ts";
+import {
+  type ClientAddressOf,
+  clientAddressOf,
+} from "../http/client_address.ts";
 
 const STREAM_HEADERS = {
   "content-type": EVENT_STREAM_CONTENT_TYPE,
@@ -28,16 +32,28 @@ function lastEventId(req: Request): number | undefined {
   return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
-function opened(hub: StreamHub, topic: string): EventStream {
-  const stream = hub.open(topic);
-  if (stream === null) {
-    throw new HttpError(503, [{
-      location: "url",
-      name: "events",
-      description:
-        "Too many event streams are open on this server; try again later",
-    }]);
-  }
+const REFUSALS = {
+  full: new HttpError(503, [{
+    location: "url",
+    name: "events",
+    description:
+      "Too many event streams are open on this server; try again later",
+  }]),
+  "client-full": new HttpError(429, [{
+    location: "url",
+    name: "events",
+    description:
+      "Too many event streams are open from this client; close one first",
+  }]),
+} satisfies Record<StreamRefusal, HttpError>;
+
+function opened(
+  hub: StreamHub,
+  topic: string,
+  client: string,
+): EventStream {
+  const stream = hub.open(topic, client);
+  if (typeof stream === "string") throw REFUSALS[stream];
   return stream;
 }
 
@@ -71,6 +87,7 @@ const head = () =>
 export function messageEventsRoute(
   store: Store,
   hub: StreamHub,
+  clientOf: ClientAddressOf = clientAddressOf(),
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "message") {
@@ -83,8 +100,8 @@ export function messageEventsRoute(
     } else if (event.kind === "reset") hub.endAll("messages");
   });
   return {
-    GET: (req) => {
-      const stream = opened(hub, "messages");
+    GET: (req, info) => {
+      const stream = opened(hub, "messages", clientOf(req, info));
       return respond(stream, async () => {
         const after = lastEventId(req);
         let recent = await store.recentMessages(
@@ -118,6 +135,7 @@ export function messageEventsRoute(
 export function quoteEventsRoute(
   store: Store,
   hub: StreamHub,
+  clientOf: ClientAddressOf = clientAddressOf(),
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "quote") {
@@ -129,8 +147,8 @@ export function quoteEventsRoute(
     } else if (event.kind === "reset") hub.endAll("quote");
   });
   return {
-    GET: () => {
-      const stream = opened(hub, "quote");
+    GET: (req, info) => {
+      const stream = opened(hub, "quote", clientOf(req, info));
       return respond(stream, async () => {
         const quote = await store.getQuote();
         stream.write(encodeEvent("quote", JSON.stringify(quote)));

@@ -8,6 +8,7 @@
  */
 
 import { HEARTBEAT } from "./event_stream_format.ts";
+import { UNKNOWN_CLIENT } from "../http/client_address.ts";
 
 /**
  * What an ended stream fails with: Deno reports it to the server's
@@ -25,6 +26,8 @@ export class StreamEnded extends Error {
 export interface StreamHubOptions {
   /** How many streams may be open at once. */
   maxStreams: number;
+  /** How many streams one client may have open at once. Default: as many as `maxStreams`. */
+  maxStreamsPerClient?: number;
   /** After this many milliseconds without an event, a stream gets a comment line. */
   heartbeatMs: number;
   /** Past this many bytes waiting for one reader, its stream is ended. Default 1 MiB. */
@@ -39,6 +42,8 @@ export class EventStream {
   readonly body: ReadableStream<Uint8Array>;
   /** The id of the last message sent, so no message goes out twice. */
   lastId = 0;
+  /** Who reads it, as the hub counts clients. */
+  readonly client: string;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #hub: StreamHub;
   #lastWrite = performance.now();
@@ -46,9 +51,10 @@ export class EventStream {
   /** Events that arrived while the stream was catching up, delivered after it. */
   #held: { id: number; chunk: Uint8Array }[] | undefined = [];
 
-  /** Opens a stream in `hub`; held (catching up) until {@linkcode EventStream.live}. */
-  constructor(hub: StreamHub) {
+  /** Opens a stream of `client` in `hub`; held (catching up) until {@linkcode EventStream.live}. */
+  constructor(hub: StreamHub, client: string) {
     this.#hub = hub;
+    this.client = client;
     this.body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
@@ -121,11 +127,20 @@ export class EventStream {
   }
 }
 
+/**
+ * Why {@linkcode StreamHub.open} refused a stream: the process holds as
+ * many as it may (or is stopping), or the client does.
+ */
+export type StreamRefusal = "full" | "client-full";
+
 /** The open streams of a process, by topic. */
 export class StreamHub {
   /** Past this many bytes waiting for one reader, its stream is ended. */
   readonly maxQueuedBytes: number;
   readonly #maxStreams: number;
+  readonly #maxPerClient: number;
+  /** Open streams by client; a client with none has no entry. */
+  #perClient = new Map<string, number>();
   readonly #heartbeatMs: number;
   #topics = new Map<string, Set<EventStream>>();
   #topicOf = new Map<EventStream, Set<EventStream>>();
@@ -135,6 +150,7 @@ export class StreamHub {
   /** A hub with these limits. */
   constructor(options: StreamHubOptions) {
     this.#maxStreams = options.maxStreams;
+    this.#maxPerClient = options.maxStreamsPerClient ?? options.maxStreams;
     this.#heartbeatMs = options.heartbeatMs;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
     options.signal?.addEventListener("abort", () => this.stop(), {
@@ -152,12 +168,19 @@ export class StreamHub {
     return this.#topics.get(topic) ?? [];
   }
 
-  /** Opens a stream on `topic`, or answers `null` at the cap or once stopped. */
-  open(topic: string): EventStream | null {
-    if (this.#stopped || this.size >= this.#maxStreams) return null;
+  /** Opens a stream of `client` on `topic`, or says why not: a cap is reached, or the hub stopped. */
+  open(topic: string, client: string): EventStream | StreamRefusal {
+    if (this.#stopped || this.size >= this.#maxStreams) return "full";
+    const clientStreams = this.#perClient.get(client) ?? 0;
+    // A handler called without the connection cannot tell its clients
+    // apart: holding them all to one client's share would refuse strangers.
+    if (clientStreams >= this.#maxPerClient && client !== UNKNOWN_CLIENT) {
+      return "client-full";
+    }
+    this.#perClient.set(client, clientStreams + 1);
     let readers = this.#topics.get(topic);
     if (readers === undefined) this.#topics.set(topic, readers = new Set());
-    const stream = new EventStream(this);
+    const stream = new EventStream(this, client);
     readers.add(stream);
     this.#topicOf.set(stream, readers);
     // The heartbeat timer runs only while streams are open, so an idle
@@ -171,8 +194,13 @@ export class StreamHub {
 
   /** Forgets `stream`; called when it ends or its reader leaves. */
   release(stream: EventStream): void {
-    this.#topicOf.get(stream)?.delete(stream);
+    const readers = this.#topicOf.get(stream);
+    if (readers === undefined) return;
+    readers.delete(stream);
     this.#topicOf.delete(stream);
+    const left = this.#perClient.get(stream.client)! - 1;
+    if (left === 0) this.#perClient.delete(stream.client);
+    else this.#perClient.set(stream.client, left);
     if (this.size === 0 && this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;

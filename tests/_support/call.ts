@@ -2,7 +2,7 @@
 
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { RedisStore } from "../../src/store/redis/redis_store.ts";
-import type { Handler } from "../../src/http/router.ts";
+import type { ConnectionInfo, Handler } from "../../src/http/router.ts";
 import type { Store, StoreLimits } from "../../src/store/store.ts";
 import {
   type RedisServer,
@@ -27,6 +27,13 @@ export interface CallOptions {
   body?: BodyInit | null;
   token?: string;
   headers?: Record<string, string>;
+  /** The address the request comes from, as `Deno.serve` would tell the handler. */
+  client?: string;
+}
+
+/** What `Deno.serve` tells a handler of a connection from `hostname`. */
+export function connectionFrom(hostname: string): ConnectionInfo {
+  return { remoteAddr: { transport: "tcp", hostname, port: 40000 } };
 }
 
 /** A header value carrying `text` as UTF-8 bytes, one character per byte, as the wire does. */
@@ -51,6 +58,7 @@ export async function call(
       headers,
       body: options.body,
     }),
+    options.client === undefined ? undefined : connectionFrom(options.client),
   );
   const text = await res.text();
   let json;

@@ -124,7 +124,8 @@ export async function startServer(
   clearTimeout(deadline);
   // deno serve --parallel tags each line with its worker.
   const banner = out.split("\n")[0].replace(/^\[serve-worker-\d+ *\] /, "");
-  const match = banner.match(/^Listening on (http:\/\/[^ ]+\/) /);
+  // Found anywhere in the line: with --log-format=json it is a JSON message.
+  const match = banner.match(/Listening on (http:\/\/[^ ]+\/) /);
   if (!match) {
     await process.status;
     await errDone;

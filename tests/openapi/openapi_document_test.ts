@@ -38,7 +38,10 @@ Deno.test("every answer of the running program matches the document", async () =
     "--quiet",
     "--max-users=3",
     "--max-body-bytes=100",
-    "--max-streams=2",
+    "--max-streams=3",
+    "--max-streams-per-client=2",
+    "--rate-limit=1/600",
+    "--trust-proxy",
   ]);
   try {
     const served = await (await fetch(`${server.url}openapi.json`)).json();
@@ -52,15 +55,20 @@ Deno.test("every answer of the running program matches the document", async () =
     const ajv = new Ajv2020({ strict: false });
     const checked = new Set<string>();
 
+    // Each call comes from a client of its own (the proxy's header is
+    // trusted), so the rate limit refuses only where a client is named.
+    let clients = 0;
     const call = async (
       method: string,
       path: string,
       body?: string,
       token?: string,
+      client = `192.0.2.${++clients}`,
     ) => {
       const headers: Record<string, string> = token
         ? { "x-messaging-token": utf8Header(token) }
         : {};
+      headers["x-forwarded-for"] = client;
       const res = await fetch(`${server.url}${path.slice(1)}`, {
         method,
         headers,
@@ -120,6 +128,37 @@ Deno.test("every answer of the running program matches the document", async () =
     await call("DELETE", "/users", undefined, token);
     await call("DELETE", "/users", undefined, token);
     await call("GET", "/openapi.json");
+    await call("GET", "/healthz");
+    await call("GET", "/readyz");
+    const metrics = await fetch(`${server.url}metrics`);
+    assert.ok(
+      doc.paths["/metrics"].get.responses["200"].content[
+        metrics.headers.get("content-type")!
+      ],
+    );
+    assert.match(await metrics.text(), /^# HELP /);
+    checked.add(`GET /metrics ${metrics.status}`);
+    // A client's second write within the period is refused, whatever it is.
+    for (
+      const [method, path] of [
+        ["POST", "/users"],
+        ["DELETE", "/users"],
+        ["POST", "/"],
+        ["POST", "/quote"],
+      ]
+    ) {
+      await call(method, path, "Again.", undefined, `limited${path}`);
+      const refused = await call(
+        method,
+        path,
+        "Again.",
+        undefined,
+        `limited${path}`,
+      ) as {
+        errors: { name: string }[];
+      };
+      assert.equal(refused.errors[0].name, "rate");
+    }
 
     // 404 and 405 on any path, as the shared responses describe them.
     for (
@@ -158,17 +197,31 @@ Deno.test("every answer of the running program matches the document", async () =
     assert.match(await page.text(), /^<!doctype html>/);
     checked.add(`GET /chat ${page.status}`);
 
-    // The streams: their 200 is an open text/event-stream; past the cap, 503.
-    const streams = [];
-    for (const path of ["/events", "/quote/events"]) {
-      const res = await fetch(`${server.url}${path.slice(1)}`);
+    // The streams: their 200 is an open text/event-stream; past the
+    // client's cap 429, past the server's 503.
+    const streams: ReadableStream<Uint8Array>[] = [];
+    const open = async (path: string, client: string) => {
+      const res = await fetch(`${server.url}${path.slice(1)}`, {
+        headers: { "x-forwarded-for": client },
+      });
       const described = doc.paths[path].get.responses[String(res.status)];
       assert.ok(described?.content?.[res.headers.get("content-type")!], path);
       assert.equal(res.headers.get("cache-control"), "no-cache");
       checked.add(`GET ${path} ${res.status}`);
       streams.push(res.body!);
+    };
+    await open("/events", "a");
+    await open("/quote/events", "a");
+    for (const path of ["/events", "/quote/events"]) {
+      const tooMany = await call("GET", path, undefined, undefined, "a") as {
+        errors: { name: string }[];
+      };
+      assert.equal(tooMany.errors[0].name, "events");
     }
-    const full = await call("GET", "/events") as { errors: { name: string }[] };
+    await open("/events", "b");
+    const full = await call("GET", "/events", undefined, undefined, "c") as {
+      errors: { name: string }[];
+    };
     assert.equal(full.errors[0].name, "events");
     for (const body of streams) await body.cancel();
 

@@ -153,3 +153,61 @@ Deno.test("a bad LMS_* value is reported by the variable's name, not the flag's"
       error instanceof UsageError && /^--store must be/.test(error.message),
   );
 });
+
+Deno.test("the operating flags: --rate-limit=BURST/SECONDS, --trust-proxy, --max-streams-per-client, --log-format, and their LMS_* variables", () => {
+  const defaults = parseFlags([], env({}));
+  assert.equal(defaults.rateLimit, undefined, "no limit unless asked");
+  assert.equal(defaults.trustProxy, false);
+  assert.equal(defaults.maxStreamsPerClient, 20);
+  assert.equal(defaults.logFormat, "text");
+  const flags = parseFlags([
+    "--rate-limit=10/6",
+    "--trust-proxy",
+    "--max-streams-per-client=3",
+    "--log-format=json",
+  ], env({}));
+  assert.deepEqual(flags.rateLimit, { burst: 10, periodMs: 6000 });
+  assert.equal(flags.trustProxy, true);
+  assert.equal(flags.maxStreamsPerClient, 3);
+  assert.equal(flags.logFormat, "json");
+  assert.deepEqual(
+    parseFlags(["--rate-limit=1/0.25"], env({})).rateLimit,
+    { burst: 1, periodMs: 250 },
+  );
+  const fromEnv = configFromEnv(env({
+    LMS_RATE_LIMIT: "5/60",
+    LMS_TRUST_PROXY: "1",
+    LMS_MAX_STREAMS_PER_CLIENT: "4",
+    LMS_LOG_FORMAT: "json",
+  }));
+  assert.deepEqual(
+    [
+      fromEnv.rateLimit,
+      fromEnv.trustProxy,
+      fromEnv.maxStreamsPerClient,
+      fromEnv.logFormat,
+    ],
+    [{ burst: 5, periodMs: 60_000 }, true, 4, "json"],
+  );
+  for (
+    const bad of ["10", "0/5", "5/0", "5/-1", "a/b", "5/1.2345", "5/90000"]
+  ) {
+    assert.throws(
+      () => parseFlags([`--rate-limit=${bad}`], env({})),
+      /--rate-limit must be BURST\/SECONDS/,
+      bad,
+    );
+  }
+  assert.throws(
+    () => parseFlags(["--log-format=xml"], env({})),
+    /--log-format must be text or json/,
+  );
+  assert.throws(
+    () => configFromEnv(env({ LMS_RATE_LIMIT: "many" })),
+    /^Error: LMS_RATE_LIMIT must be/,
+  );
+  assert.throws(
+    () => configFromEnv(env({ LMS_TRUST_PROXY: "yes" })),
+    /LMS_TRUST_PROXY must be 0 or 1/,
+  );
+});

@@ -7,17 +7,14 @@
 import assert from "node:assert/strict";
 import { CONTENT_TYPE, utf8Header } from "../_support/call.ts";
 import { readEvents } from "../_support/event_reader.ts";
-import {
-  type RedisServer,
-  redisServerPath,
-  startRedis,
-} from "../_support/redis_server.ts";
+import { redisServerPath, startRedis } from "../_support/redis_server.ts";
 import {
   freePort,
   type RunningServer,
   runProgram,
   startServer,
 } from "../_support/program.ts";
+import { eventually, withCluster } from "../_support/cluster.ts";
 
 const missing = redisServerPath() === undefined;
 
@@ -45,43 +42,6 @@ function post(url: string, body: string, token?: string) {
     ? {}
     : { "x-messaging-token": utf8Header(token) };
   return get(url, { method: "POST", body, headers });
-}
-
-/** Polls `probe` every 20 ms, at most `tries` times, until it returns true. */
-async function eventually(
-  probe: () => Promise<boolean>,
-  tries = 250,
-): Promise<void> {
-  for (let i = 0; i < tries; i++) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`still not true after ${tries} tries`);
-}
-
-/** Runs `fn` with one Redis server and `count` programs using it under one prefix. */
-async function withCluster(
-  count: number,
-  args: string[],
-  fn: (servers: RunningServer[], redis: RedisServer) => Promise<void>,
-) {
-  const redis = await startRedis();
-  const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
-  const servers: RunningServer[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
-      servers.push(
-        await startServer([`--store=${redis.url}`, prefix, "--quiet", ...args]),
-      );
-    }
-    await fn(servers, redis);
-    for (const server of servers.splice(0)) {
-      assert.equal(await server.stop(), 0, server.stderr());
-    }
-  } finally {
-    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
-    await redis.kill();
-  }
 }
 
 Deno.test({

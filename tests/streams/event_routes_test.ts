@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createHandler, type HandlerOptions } from "../../src/services/app.ts";
 import type { Store } from "../../src/store/store.ts";
-import { call, storeTest } from "../_support/call.ts";
+import { call, connectionFrom, storeTest } from "../_support/call.ts";
 import { type EventReader, readEvents } from "../_support/event_reader.ts";
 
 const STREAM_TYPE = "text/event-stream; charset=utf-8";
@@ -209,6 +209,46 @@ storeTest(
     await a.events.close();
     const c = await open(handler, "/events");
     await Promise.all([b.events.close(), c.events.close()]);
+  },
+);
+
+storeTest(
+  "past --max-streams-per-client a client's next stream is 429; other clients still open, and a place frees when its reader leaves",
+  async (store) => {
+    const handler = app(store, { maxStreamsPerClient: 2 });
+    const openFrom = (client: string, path = "/events") =>
+      handler(
+        new Request(`http://service.test${path}`),
+        connectionFrom(client),
+      );
+    const first = await openFrom("192.0.2.1");
+    const second = await openFrom("192.0.2.1", "/quote/events");
+    assert.equal((await openFrom("192.0.2.2")).status, 200);
+    const refused = await openFrom("192.0.2.1");
+    assert.equal(refused.status, 429);
+    assert.deepEqual(await refused.json(), {
+      status: "error",
+      errors: [{
+        location: "url",
+        name: "events",
+        description:
+          "Too many event streams are open from this client; close one first",
+      }],
+    });
+    await first.body!.cancel();
+    const again = await openFrom("192.0.2.1");
+    assert.equal(again.status, 200);
+    // Without connection information clients cannot be told apart, so
+    // only the process-wide cap applies.
+    const anonymous = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await handler(new Request("http://service.test/events"));
+      assert.equal(res.status, 200);
+      anonymous.push(res.body!);
+    }
+    await Promise.all(
+      [second.body!, again.body!, ...anonymous].map((body) => body.cancel()),
+    );
   },
 );
 

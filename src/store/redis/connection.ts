@@ -133,6 +133,9 @@ export async function connect(
       );
       return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     },
+    async ping() {
+      await command(client.ping());
+    },
     setIfAbsent: async (key, value) =>
       (await command(client.set(key, value, { condition: "NX" }))) === "OK",
     get: (key) => command(client.get(key)),

@@ -20,6 +20,8 @@ export interface RedisConnection {
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
   /** Redis's clock (`TIME`), in milliseconds since the epoch. */
   time(): Promise<number>;
+  /** `PING`. */
+  ping(): Promise<void>;
   /** `SET key value NX`: whether it was set. */
   setIfAbsent(key: string, value: string): Promise<boolean>;
   /** `GET`. */

@@ -35,6 +35,7 @@ import {
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
+import type { RateLimit } from "../token_buckets.ts";
 import { LATE, MESSAGE, QUOTE, REMOVED, type ScriptName } from "./scripts.ts";
 
 /**
@@ -79,6 +80,8 @@ function keysOf(prefix: string) {
     quote: `${prefix}quote`,
     channel: `${prefix}changes`,
     generation: `${prefix}generation`,
+    /** A client's rate-limit bucket: this, then its address. */
+    allowance: `${prefix}allowance:`,
   };
 }
 
@@ -489,6 +492,27 @@ export class RedisStore implements Store {
       quote,
     ]);
     this.#copies.quote.changed();
+  }
+
+  /** Spends one of `client`'s writes in one script, shared by every process: 0 when allowed, else the milliseconds until one is. */
+  async spendAllowance(client: string, rate: RateLimit): Promise<number> {
+    const wait = await this.#bounded(() =>
+      this.#client.run("allowance", [this.#keys.allowance + client], [
+        String(rate.periodMs),
+        String(rate.burst),
+      ])
+    );
+    return Number(wait);
+  }
+
+  /** Whether Redis answers a `PING` within the command timeout (1 s by default). */
+  async isReady(): Promise<boolean> {
+    try {
+      await this.#bounded(() => this.#client.ping());
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Closes both connections. */

@@ -91,6 +91,24 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('PUBLISH', KEYS[2], '${QUOTE}' .. ARGV[1])
 return 1`,
   },
+  /**
+   * KEYS the client's bucket; ARGV periodMs, burst → 0 when the write may
+   * go ahead (and is counted), else the milliseconds until one may. The
+   * bucket is GCRA's one number, the moment it is full again, in Redis's
+   * clock; it expires then, so idle clients cost Redis nothing.
+   */
+  allowance: {
+    keys: 1,
+    source: `
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local period = tonumber(ARGV[1])
+local full = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local wait = full - now - (tonumber(ARGV[2]) - 1) * period
+if wait > 0 then return wait end
+redis.call('SET', KEYS[1], string.format('%d', full + period), 'PX', full + period - now)
+return 0`,
+  },
   /** KEYS messages, sequence; ARGV count → the newest id ever given and the newest `count` entries, in one step. */
   recent: {
     keys: 2,

@@ -1,0 +1,64 @@
+/**
+ * Who a client is, for rate limits, stream limits and the log: the
+ * connection's address, or behind a trusted proxy the address that proxy
+ * saw.
+ * @module
+ */
+
+import type { ConnectionInfo } from "./router.ts";
+
+/**
+ * Finds the client address of a request.
+ *
+ * @example Clients known by a header that a trusted gateway sets
+ * ```ts
+ * import { type ClientAddressOf, createHandler } from "@lms/light-messaging";
+ * const clientOf: ClientAddressOf = (req) => req.headers.get("x-user-id") ?? "anonymous";
+ * createHandler({ clientOf, rateLimit: { burst: 10, periodMs: 60_000 } });
+ * ```
+ */
+export type ClientAddressOf = (req: Request, info?: ConnectionInfo) => string;
+
+/** The client of a request with no connection information (called directly, not served). */
+export const UNKNOWN_CLIENT = "unknown";
+
+/**
+ * Longer than any IPv6 address with a zone: a longer value in
+ * `X-Forwarded-For` is not an address, and must not become a key.
+ */
+const MAX_ADDRESS_LENGTH = 64;
+
+/**
+ * The connection's address (`info.remoteAddr.hostname`). With `trustProxy`,
+ * the last address of `X-Forwarded-For` instead: the one the nearest proxy
+ * appended, which is the only one a client cannot forge. Without it the
+ * header is ignored, since any client may send it.
+ *
+ * @example Behind a proxy
+ * ```ts
+ * import { clientAddressOf } from "@lms/light-messaging";
+ * const clientOf = clientAddressOf({ trustProxy: true });
+ * const req = new Request("http://localhost/", {
+ *   headers: { "x-forwarded-for": "203.0.113.9, 198.51.100.4" },
+ * });
+ * const remoteAddr: Deno.NetAddr = { transport: "tcp", hostname: "10.0.0.2", port: 50000 };
+ * console.assert(clientOf(req, { remoteAddr }) === "198.51.100.4");
+ * ```
+ */
+export function clientAddressOf(
+  options: { trustProxy?: boolean } = {},
+): ClientAddressOf {
+  const direct: ClientAddressOf = (_req, info) =>
+    info !== undefined && "hostname" in info.remoteAddr
+      ? info.remoteAddr.hostname
+      : UNKNOWN_CLIENT;
+  if (!options.trustProxy) return direct;
+  return (req, info) => {
+    const header = req.headers.get("x-forwarded-for");
+    if (header === null) return direct(req, info);
+    const last = header.slice(header.lastIndexOf(",") + 1).trim();
+    return last.length > 0 && last.length <= MAX_ADDRESS_LENGTH
+      ? last
+      : direct(req, info);
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The routes of whoever runs the service: `/healthz` (the process serves),
+ * `/readyz` (its store answers) and `/metrics` (Prometheus).
+ * @module
+ */
+
+import { cpuUsage } from "node:process";
+import { setImmediate } from "node:timers";
+import { jsonResponse, statusResponse } from "../http/response.ts";
+import type { Routes } from "../http/router.ts";
+import type { Store } from "../store/store.ts";
+import type { StreamHub } from "../streams/stream_hub.ts";
+import { type Metrics, METRICS_CONTENT_TYPE } from "./metrics.ts";
+
+const HEALTHY = JSON.stringify({ status: "ok" });
+const READY = JSON.stringify({ status: "ready" });
+
+/** What {@linkcode operationRoutes} reports on. */
+export interface OperationRouteOptions {
+  store: Store;
+  hub: StreamHub;
+  metrics: Metrics;
+  /** How many requests were answered 503 because the store failed. */
+  storeFailures: () => number;
+}
+
+/**
+ * How long the event loop took to come round to a callback queued now, in
+ * seconds. `setImmediate`, not `setTimeout(0)`: Deno delays a zero timer by
+ * a millisecond or more even when idle.
+ */
+function eventLoopLag(): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve) =>
+    setImmediate(() => resolve((performance.now() - start) / 1000))
+  );
+}
+
+const startSeconds = Math.round(performance.timeOrigin / 1000);
+
+/** Samples the store, the streams and the process into `metrics`. */
+function sampleAll(options: OperationRouteOptions): void {
+  const { metrics, store, hub } = options;
+  const sample = metrics.sample.bind(metrics);
+  sample(
+    "lms_event_streams_open",
+    "Event streams open.",
+    "gauge",
+    () => hub.size,
+  );
+  sample(
+    "lms_store_failures_total",
+    "Requests answered 503 because the store could not be reached.",
+    "counter",
+    options.storeFailures,
+  );
+  sample(
+    "lms_registered_users",
+    "Users registered.",
+    "gauge",
+    async () => (await store.listUsers()).length,
+  );
+  sample(
+    "lms_process_resident_memory_bytes",
+    "Resident memory of the process.",
+    "gauge",
+    () => Deno.memoryUsage().rss,
+  );
+  sample(
+    "lms_process_heap_used_bytes",
+    "JavaScript heap in use.",
+    "gauge",
+    () => Deno.memoryUsage().heapUsed,
+  );
+  sample(
+    "lms_process_cpu_seconds_total",
+    "CPU time of the process, user and system.",
+    "counter",
+    () => {
+      const { user, system } = cpuUsage();
+      return (user + system) / 1e6;
+    },
+  );
+  sample(
+    "lms_process_start_time_seconds",
+    "When the process started, in seconds since the Unix epoch.",
+    "gauge",
+    () => startSeconds,
+  );
+  sample(
+    "lms_event_loop_lag_seconds",
+    "How long the event loop took to run a callback queued at the scrape.",
+    "gauge",
+    eventLoopLag,
+  );
+}
+
+/**
+ * `GET /healthz`, `GET /readyz` and `GET /metrics`.
+ */
+export function operationRoutes(options: OperationRouteOptions): Routes {
+  const { store, metrics } = options;
+  sampleAll(options);
+  const readiness = (ready: boolean) =>
+    ready ? jsonResponse(READY) : statusResponse(503);
+  return {
+    "/healthz": { GET: () => jsonResponse(HEALTHY) },
+    "/readyz": {
+      GET() {
+        const ready = store.isReady();
+        return ready instanceof Promise
+          ? ready.then(readiness)
+          : readiness(ready);
+      },
+    },
+    "/metrics": {
+      GET: async () =>
+        new Response(await metrics.render(), {
+          headers: { "content-type": METRICS_CONTENT_TYPE },
+        }),
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The program's own lines (start-up, shutdown, Redis connection, faults),
+ * as text or as one JSON object per line, like the request log.
+ * @module
+ */
+
+import type { LogFormat } from "../http/request_log.ts";
+
+/** The program's log: `info` on standard output, `error` on standard error. */
+export interface ProgramLog {
+  /** A line about the program's life (listening, stopping). */
+  info(message: string, fields?: Record<string, unknown>): void;
+  /** A problem (a lost connection, a fault), with details in `fields`. */
+  error(message: string, fields?: Record<string, unknown>): void;
+  /** A fault nobody expected, with its stack: for the operator's eyes, never a client's. */
+  fault(message: string, error: unknown): void;
+}
+
+function line(
+  format: LogFormat,
+  level: "info" | "error",
+  message: string,
+  fields: Record<string, unknown> = {},
+): string {
+  if (format === "json") {
+    return JSON.stringify({
+      time: new Date().toISOString(),
+      level,
+      message,
+      ...fields,
+    });
+  }
+  const details = Object.values(fields).map(String);
+  return [message, ...details].join(" ");
+}
+
+/** The program's log in `format`. */
+export function programLog(format: LogFormat): ProgramLog {
+  const error = (message: string, fields?: Record<string, unknown>) =>
+    console.error(line(format, "error", message, fields));
+  return {
+    info: (message, fields) =>
+      console.log(line(format, "info", message, fields)),
+    error,
+    fault: (message, fault) =>
+      error(message, {
+        error: fault instanceof Error ? fault.stack : String(fault),
+      }),
+  };
+}

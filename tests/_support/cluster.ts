@@ -1,0 +1,42 @@
+/** Several programs on one Redis server, and waiting for what they do to show. */
+
+import assert from "node:assert/strict";
+import { type RedisServer, startRedis } from "./redis_server.ts";
+import { type RunningServer, startServer } from "./program.ts";
+
+/** Polls `probe` every 20 ms, at most `tries` times, until it returns true. */
+export async function eventually(
+  probe: () => Promise<boolean>,
+  tries = 250,
+): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`still not true after ${tries} tries`);
+}
+
+/** Runs `fn` with one Redis server and `count` programs using it under one prefix. */
+export async function withCluster(
+  count: number,
+  args: string[],
+  fn: (servers: RunningServer[], redis: RedisServer) => Promise<void>,
+) {
+  const redis = await startRedis();
+  const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
+  const servers: RunningServer[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      servers.push(
+        await startServer([`--store=${redis.url}`, prefix, "--quiet", ...args]),
+      );
+    }
+    await fn(servers, redis);
+    for (const server of servers.splice(0)) {
+      assert.equal(await server.stop(), 0, server.stderr());
+    }
+  } finally {
+    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
+    await redis.kill();
+  }
+}

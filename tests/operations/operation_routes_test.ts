@@ -1,0 +1,34 @@
+/** `/healthz` and `/readyz` at handler level, whatever services are selected. */
+import assert from "node:assert/strict";
+import { createHandler } from "../../src/services/app.ts";
+import { MemoryStore } from "../../src/store/memory_store.ts";
+import { call, CONTENT_TYPE } from "../_support/call.ts";
+
+Deno.test("every selection serves /healthz, /readyz and /metrics", async () => {
+  for (const service of ["all", "messaging", "quote"] as const) {
+    const handler = createHandler({ service });
+    const health = await call(handler, "GET", "/healthz");
+    assert.equal(health.status, 200);
+    assert.equal(health.headers.get("content-type"), CONTENT_TYPE);
+    assert.deepEqual(health.json, { status: "ok" });
+    const ready = await call(handler, "GET", "/readyz");
+    assert.equal(ready.status, 200);
+    assert.deepEqual(ready.json, { status: "ready" });
+    assert.equal((await call(handler, "GET", "/metrics")).status, 200);
+    assert.equal((await call(handler, "HEAD", "/healthz")).status, 200);
+    assert.equal((await call(handler, "POST", "/readyz")).status, 405);
+  }
+});
+
+Deno.test("/readyz is 503 while the store cannot serve", async () => {
+  class DownStore extends MemoryStore {
+    override isReady(): boolean {
+      return false;
+    }
+  }
+  const handler = createHandler({ store: new DownStore() });
+  const ready = await call(handler, "GET", "/readyz");
+  assert.equal(ready.status, 503);
+  assert.deepEqual(ready.json, { status: 503, message: "Service Unavailable" });
+  assert.equal((await call(handler, "GET", "/healthz")).status, 200);
+});

@@ -1,0 +1,136 @@
+/**
+ * "Operating it", as an operator sees it: the real program, over HTTP.
+ * Readiness follows Redis, the rate limit's Retry-After is honest and one
+ * allowance is shared by every process on a Redis, and the JSON log is
+ * JSON, line by line, with no token and no message in it.
+ */
+import assert from "node:assert/strict";
+import { utf8Header } from "../_support/call.ts";
+import { eventually, withCluster } from "../_support/cluster.ts";
+import { startServer } from "../_support/program.ts";
+import { redisServerPath } from "../_support/redis_server.ts";
+
+const noRedis = redisServerPath() === undefined;
+
+async function status(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(5000) });
+  await res.body?.cancel();
+  return res.status;
+}
+
+Deno.test({
+  name:
+    "/readyz is 503 once Redis is killed and 200 again when it returns, while /healthz stays 200; the Redis lines are JSON",
+  ignore: noRedis,
+  async fn() {
+    await withCluster(1, ["--log-format=json"], async ([server], redis) => {
+      assert.equal(await status(`${server.url}readyz`), 200);
+      await redis.kill();
+      await eventually(async () => await status(`${server.url}readyz`) === 503);
+      assert.equal(await status(`${server.url}healthz`), 200);
+      await redis.restart();
+      await eventually(async () => await status(`${server.url}readyz`) === 200);
+      const lines = server.stderr().trimEnd().split("\n");
+      const parsed = lines.map((line) => JSON.parse(line));
+      assert.ok(
+        parsed.some((entry) =>
+          entry.level === "error" && /connection lost/.test(entry.message)
+        ),
+        server.stderr(),
+      );
+      for (const entry of parsed) {
+        assert.equal(typeof entry.time, "string");
+        assert.ok(!Number.isNaN(Date.parse(entry.time)));
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "two processes on one Redis share one allowance: what one process allows, both allow together",
+  ignore: noRedis,
+  async fn() {
+    await withCluster(2, ["--rate-limit=3/600"], async ([a, b]) => {
+      const write = (server: { url: string }) =>
+        status(`${server.url}quote`, { method: "POST", body: "Shared." });
+      assert.deepEqual(
+        [await write(a), await write(b), await write(a)],
+        [200, 200, 200],
+      );
+      assert.deepEqual([await write(b), await write(a)], [429, 429]);
+      assert.equal(await status(`${b.url}quote`), 200, "reads still pass");
+    });
+  },
+});
+
+Deno.test("the Retry-After of a 429 is honest: a write made after waiting it succeeds", async () => {
+  const server = await startServer(["--quiet", "--rate-limit=1/1"]);
+  try {
+    const write = () =>
+      fetch(`${server.url}quote`, { method: "POST", body: "Again!" });
+    assert.equal((await write()).status, 200);
+    const refused = await write();
+    assert.equal(refused.status, 429);
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    assert.equal(retryAfter, 1);
+    assert.equal((await refused.json()).errors[0].name, "rate");
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+    assert.equal((await write()).status, 200);
+  } finally {
+    assert.equal(await server.stop(), 0, server.stderr());
+  }
+});
+
+Deno.test("--log-format=json: every line is one JSON object with the request's fields, and holds no token and no message text", async () => {
+  const server = await startServer(["--log-format=json"]);
+  let token = "";
+  try {
+    const banner = JSON.parse(server.banner);
+    assert.equal(banner.level, "info");
+    assert.match(banner.message, /^Listening on http:\/\//);
+    const register = await fetch(`${server.url}users`, {
+      method: "POST",
+      body: "Zoë",
+    });
+    ({ token } = await register.json());
+    const headers = { "x-messaging-token": utf8Header(token) };
+    await (await fetch(server.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ text: "a secret plan" }),
+    })).body?.cancel();
+    await (await fetch(`${server.url}users`, { headers })).body?.cancel();
+    await (await fetch(`${server.url}?token=${token}`)).body?.cancel();
+    await (await fetch(`${server.url}missing`)).body?.cancel();
+  } finally {
+    assert.equal(await server.stop(), 0, server.stderr());
+  }
+  const log = server.stderr();
+  assert.ok(!log.includes(token.split("-")[1]), "no token");
+  assert.ok(!log.includes("secret plan"), "no message text");
+  const entries = log.trimEnd().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(
+    entries.map((e) => `${e.method} ${e.route} ${e.status}`),
+    [
+      "POST /users 200",
+      "POST / 200",
+      "GET /users 200",
+      "GET / 200",
+      "GET /missing 404",
+    ],
+  );
+  for (const entry of entries) {
+    assert.deepEqual(Object.keys(entry), [
+      "time",
+      "method",
+      "route",
+      "status",
+      "ms",
+      "client",
+    ]);
+    assert.ok(!Number.isNaN(Date.parse(entry.time)));
+    assert.equal(typeof entry.ms, "number");
+    assert.equal(entry.client, "127.0.0.1");
+  }
+});
