@@ -312,14 +312,15 @@ if (flags.store) {
   if (flags.store === "redis") ownRedis = await startRedis();
   const store = ownRedis?.url ?? flags.store;
   // A prefix per target: each sets up its own users and messages.
-  targets.push({
-    name: "redis",
-    args: [
-      "--quiet",
-      "--max-users=100000000",
-      `--store=${store}`,
-      `--redis-prefix=bench:${crypto.randomUUID()}:`,
-    ],
+  const redisArgs = () => [
+    "--quiet",
+    "--max-users=100000000",
+    `--store=${store}`,
+    `--redis-prefix=bench:${crypto.randomUUID()}:`,
+  ];
+  targets.push({ name: "redis", args: redisArgs() }, {
+    name: "redis, rate-limited",
+    args: [...redisArgs(), "--rate-limit=1000000/0.001"],
   });
   if (flags.workers) {
     targets.push({

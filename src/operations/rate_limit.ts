@@ -61,6 +61,14 @@ export function limitWrites(
 ): Routes {
   const { store, rate, clientOf } = options;
   if (rate === undefined) return routes;
+  if (
+    !Number.isSafeInteger(rate.burst) || rate.burst < 1 ||
+    !Number.isSafeInteger(rate.periodMs) || rate.periodMs < 1
+  ) {
+    throw new RangeError(
+      "rateLimit needs a whole burst and periodMs of at least 1",
+    );
+  }
   const result: Routes = {};
   for (const [path, methods] of Object.entries(routes)) {
     const wrapped = { ...methods };

@@ -55,7 +55,8 @@ const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
 
 /**
  * Builds one handler serving the selected services over one shared store,
- * and their OpenAPI description at `/openapi.json`.
+ * their OpenAPI description at `/openapi.json`, and `/healthz`, `/readyz`
+ * and `/metrics` for whoever runs it.
  *
  * @example Mounting both services in Deno.serve
  * ```ts

@@ -119,3 +119,15 @@ Deno.test("without a rate limit, writes are never refused", async () => {
     assert.equal(res.status, 200);
   }
 });
+
+Deno.test("a rate limit that could never allow a write, or never refill, is refused at start", () => {
+  for (
+    const rateLimit of [
+      { burst: 0, periodMs: 1000 },
+      { burst: 1.5, periodMs: 1000 },
+      { burst: 5, periodMs: 0 },
+    ]
+  ) {
+    assert.throws(() => createHandler({ rateLimit }), RangeError);
+  }
+});

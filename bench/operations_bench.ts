@@ -1,7 +1,8 @@
 /**
- * What counting one request costs: `prom-client` (the library every Node
- * service uses) against the project's own counters, for the same series
- * (requests by route, method and status; a duration histogram by route).
+ * What operating costs per request: counting it, with `prom-client` (the
+ * library every Node service uses) against the project's own counters for
+ * the same series (requests by route, method and status; a duration
+ * histogram by route), and spending a write of the rate limit in memory.
  * Run by `deno task bench:micro`. `prom-client` is pinned here, not in
  * `deno.json`, so that no task of the program downloads it.
  * @module
@@ -12,6 +13,8 @@
 import client from "npm:prom-client@15.1.3";
 import { DURATION_BUCKETS, Metrics } from "../src/operations/metrics.ts";
 import { requestPath } from "../src/http/request_path.ts";
+import { TokenBuckets } from "../src/store/token_buckets.ts";
+import { clientAddressOf } from "../src/http/client_address.ts";
 
 const req = new Request("http://127.0.0.1:8000/");
 const ROUTES = ["/", "/users", "/quote", "/events", "/quote/events"];
@@ -45,4 +48,15 @@ Deno.bench("lms Metrics: count one request", {
   baseline: true,
 }, () => {
   metrics.observe(req, 200, 0.0002);
+});
+
+const buckets = new TokenBuckets();
+const rate = { burst: 1_000_000_000, periodMs: 1 };
+const clientOf = clientAddressOf();
+const peer: Deno.ServeHandlerInfo<Deno.NetAddr> = {
+  remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40000 },
+  completed: Promise.resolve(),
+};
+Deno.bench("rate limit: spend one write of a client", () => {
+  buckets.take(clientOf(req, peer), rate);
 });
