@@ -101,7 +101,7 @@ async function serve(
         }
         return statusResponse(500);
       },
-      report: (message) => log.error(message),
+      report: log.report,
     }, handler);
   } catch (error) {
     Deno.removeSignalListener("SIGINT", stop);
@@ -155,7 +155,7 @@ if (import.meta.main) {
     try {
       const store = await openStore({
         ...config,
-        onStatus: (message) => log.error(message),
+        onStatus: log.report,
       });
       await serve(config, store, log);
       // The signal listeners stay until the end, so a signal repeated while

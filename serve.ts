@@ -91,7 +91,7 @@ async function start(): Promise<Deno.ServeDefaultExport> {
     const log = programLog(config.logFormat);
     const store = await openStore({
       ...config,
-      onStatus: (message) => log.error(message),
+      onStatus: log.report,
     });
     resources.push(store);
     const options = handlerOptionsOf(config, store, log);

@@ -17,8 +17,8 @@ export interface ResilientServeOptions {
   onListen(addr: Deno.NetAddr): void;
   /** Answers a handler that throws; never expected. */
   onError(error: unknown): Response;
-  /** Told when accepting failed and when listening resumes. */
-  report(message: string): void;
+  /** Told when accepting failed (`error`) and when listening resumes (`info`). */
+  report(message: string, level: "error" | "info"): void;
 }
 
 /** A server made of successive listeners on one address. */
@@ -74,6 +74,7 @@ export function serveResilient(
           `accepting connections failed (${
             (error as Error).message
           }); serving open connections, listening again shortly`,
+          "error",
         );
       }
       // Each pass waits, so this loop is bounded by time until stopped.
@@ -86,7 +87,7 @@ export function serveResilient(
         if (stopping) return;
         try {
           current = listen(addr.port, () => {});
-          options.report(`listening again on port ${addr.port}`);
+          options.report(`listening again on port ${addr.port}`, "info");
           break;
         } catch {
           // Still out of descriptors (or the port is briefly taken): wait more.

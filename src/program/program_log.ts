@@ -14,6 +14,8 @@ export interface ProgramLog {
   error(message: string, fields?: Record<string, unknown>): void;
   /** A fault nobody expected, with its stack: for the operator's eyes, never a client's. */
   fault(message: string, error: unknown): void;
+  /** A change of a connection's state on standard error: lost (`error`), or back (`info`). */
+  report(message: string, level: "error" | "info"): void;
 }
 
 function line(
@@ -36,12 +38,18 @@ function line(
 
 /** The program's log in `format`. */
 export function programLog(format: LogFormat): ProgramLog {
+  const report = (
+    message: string,
+    level: "error" | "info",
+    fields?: Record<string, unknown>,
+  ) => console.error(line(format, level, message, fields));
   const error = (message: string, fields?: Record<string, unknown>) =>
-    console.error(line(format, "error", message, fields));
+    report(message, "error", fields);
   return {
     info: (message, fields) =>
       console.log(line(format, "info", message, fields)),
     error,
+    report: (message, level) => report(message, level),
     fault: (message, fault) =>
       error(message, {
         error: fault instanceof Error ? fault.stack : String(fault),

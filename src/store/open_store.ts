@@ -30,7 +30,7 @@ interface RedisModule {
       options: StoreLimits & {
         url: string;
         prefix?: string;
-        onStatus?: (message: string) => void;
+        onStatus?: (message: string, level: "error" | "info") => void;
       },
     ): Promise<Store>;
   };
@@ -68,8 +68,8 @@ export interface OpenStoreOptions extends StoreLimits {
   store: string;
   /** Key prefix for Redis. Default `lms:`. */
   redisPrefix?: string;
-  /** Told when the Redis connection is lost or restored. Default: a line on standard error. */
-  onStatus?: (message: string) => void;
+  /** Told when the Redis connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
+  onStatus?: (message: string, level: "error" | "info") => void;
 }
 
 /** Whether `spec` names a store {@linkcode openStore} can open. */

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { utf8Header } from "../_support/call.ts";
 import { eventually, withCluster } from "../_support/cluster.ts";
 import { startServer } from "../_support/program.ts";
-import { redisServerPath } from "../_support/redis_server.ts";
+import { redisServerPath, startRedis } from "../_support/redis_server.ts";
 
 const noRedis = redisServerPath() === undefined;
 
@@ -30,14 +30,17 @@ Deno.test({
       assert.equal(await status(`${server.url}healthz`), 200);
       await redis.restart();
       await eventually(async () => await status(`${server.url}readyz`) === 200);
+      await eventually(() =>
+        Promise.resolve(server.stderr().includes("connection restored"))
+      );
       const lines = server.stderr().trimEnd().split("\n");
       const parsed = lines.map((line) => JSON.parse(line));
-      assert.ok(
+      const said = (level: string, pattern: RegExp) =>
         parsed.some((entry) =>
-          entry.level === "error" && /connection lost/.test(entry.message)
-        ),
-        server.stderr(),
-      );
+          entry.level === level && pattern.test(entry.message)
+        );
+      assert.ok(said("error", /connection lost/), server.stderr());
+      assert.ok(said("info", /connection restored/), server.stderr());
       for (const entry of parsed) {
         assert.equal(typeof entry.time, "string");
         assert.ok(!Number.isNaN(Date.parse(entry.time)));
@@ -133,4 +136,43 @@ Deno.test("--log-format=json: every line is one JSON object with the request's f
     assert.equal(typeof entry.ms, "number");
     assert.equal(entry.client, "127.0.0.1");
   }
+});
+
+Deno.test({
+  name:
+    "deno serve --parallel takes the operating settings from LMS_* variables: one allowance over every worker, JSON logs, the proxy's address",
+  ignore: noRedis,
+  async fn() {
+    const redis = await startRedis();
+    const server = await startServer([], {
+      LMS_STORE: redis.url,
+      LMS_RATE_LIMIT: "2/600",
+      LMS_TRUST_PROXY: "1",
+      LMS_LOG_FORMAT: "json",
+    }, { workers: 2 });
+    try {
+      // Fresh connections spread over the workers.
+      const write = (client: string) =>
+        status(`${server.url}quote`, {
+          method: "POST",
+          body: "Parallel.",
+          headers: { connection: "close", "x-forwarded-for": client },
+        });
+      assert.deepEqual(
+        [await write("a"), await write("a"), await write("a")],
+        [200, 200, 429],
+      );
+      assert.equal(await write("b"), 200, "another client, its own bucket");
+    } finally {
+      assert.equal(await server.stop(), 0, server.stderr());
+      await redis.kill();
+    }
+    const requests = server.stderr().split("\n").filter((line) =>
+      line.includes('"method"')
+    ).map((line) => JSON.parse(line.replace(/^\[serve-worker-\d+ *\] /, "")));
+    assert.deepEqual(
+      requests.filter((r) => r.route === "/quote").map((r) => r.client).sort(),
+      ["a", "a", "a", "b"],
+    );
+  },
 });

@@ -74,12 +74,13 @@ export async function connect(
       down = true;
       options.report(
         `redis (${role}): connection lost: ${error.message}; retrying`,
+        "error",
       );
       for (const listener of lost) listener();
     }
   });
   client.on("ready", () => {
-    if (down) options.report(`redis (${role}): connection restored`);
+    if (down) options.report(`redis (${role}): connection restored`, "info");
     down = false;
   });
   try {
@@ -99,7 +100,10 @@ export async function connect(
   const translate = (error: unknown): never => {
     if (error instanceof ErrorReply) {
       if (!STATE_REPLY.test(error.message)) throw error;
-      options.report(`redis (${role}): ${error.message.split("\n")[0]}`);
+      options.report(
+        `redis (${role}): ${error.message.split("\n")[0]}`,
+        "error",
+      );
       throw new StoreUnavailableError(`Redis refused: ${error.message}`, {
         cause: error,
       });

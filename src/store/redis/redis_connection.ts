@@ -41,10 +41,13 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
+/** Whether a status line tells of trouble (`error`) or of its end (`info`). */
+export type StatusLevel = "error" | "info";
+
 /** How a connection is opened. */
 export interface ConnectionOptions {
   url: string;
   connectTimeoutMs: number;
   /** Told when the connection is lost or restored. */
-  report: (message: string) => void;
+  report: (message: string, level: StatusLevel) => void;
 }

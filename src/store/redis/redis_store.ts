@@ -58,8 +58,8 @@ export interface RedisStoreOptions extends StoreLimits {
   maxPendingCommands?: number;
   /** How long a connection attempt may take. Default 2,000 ms. */
   connectTimeoutMs?: number;
-  /** Told when the connection is lost or restored. Default: a line on standard error. */
-  onStatus?: (message: string) => void;
+  /** Told when the connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
+  onStatus?: (message: string, level: "error" | "info") => void;
 }
 
 /** The shared values a process keeps a copy of. */
