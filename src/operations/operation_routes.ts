@@ -58,7 +58,7 @@ function sampleAll(options: OperationRouteOptions): void {
     "lms_registered_users",
     "Users registered.",
     "gauge",
-    async () => (await store.listUsers()).length,
+    () => store.userCount(),
   );
   sample(
     "lms_process_resident_memory_bytes",

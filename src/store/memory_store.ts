@@ -75,6 +75,11 @@ export class MemoryStore implements Store {
     return this.#userList ??= [...this.#users.keys()];
   }
 
+  /** How many users are registered. */
+  userCount(): number {
+    return this.#users.size;
+  }
+
   /** Inserts a message as the newest and answers its id. */
   addMessage(message: string): number {
     this.#messages.push(message);

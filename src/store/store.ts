@@ -56,6 +56,8 @@ export interface Store {
   removeUser(name: string, token: string): Awaitable<boolean>;
   /** Every registered name, in registration order; the same array until the set changes. */
   listUsers(): Awaitable<readonly string[]>;
+  /** How many users are registered, without listing them. */
+  userCount(): Awaitable<number>;
   /**
    * Inserts a message (JSON object text) as the newest, dropping the oldest
    * past the history bound, and gives it the next id (1 for the first

@@ -144,6 +144,7 @@ export async function connect(
       (await command(client.set(key, value, { condition: "NX" }))) === "OK",
     get: (key) => command(client.get(key)),
     hGet: (key, field) => command(client.hGet(key, field)),
+    hLen: (key) => command(client.hLen(key)),
     lRange: (key, start, stop) => command(client.lRange(key, start, stop)),
     zRange: (key, start, stop) => command(client.zRange(key, start, stop)),
     async subscribe(channel, listener) {

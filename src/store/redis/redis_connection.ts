@@ -28,6 +28,8 @@ export interface RedisConnection {
   get(key: string): Promise<string | null>;
   /** `HGET`. */
   hGet(key: string, field: string): Promise<string | null>;
+  /** `HLEN`. */
+  hLen(key: string): Promise<number>;
   /** `LRANGE`. */
   lRange(key: string, start: number, stop: number): Promise<string[]>;
   /** `ZRANGE`. */

@@ -408,6 +408,11 @@ export class RedisStore implements Store {
     );
   }
 
+  /** How many users are registered (`HLEN`), without listing them. */
+  userCount(): Promise<number> {
+    return this.#bounded(() => this.#client.hLen(this.#keys.users));
+  }
+
   /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
   async addMessage(message: string): Promise<number> {
     const { messages, messageSequence, channel } = this.#keys;

@@ -1,4 +1,4 @@
-/** Write allowances (the rate limit's buckets) and readiness, on every store backend. */
+/** What operating asks of every store backend: write allowances (the rate limit), readiness, the user count. */
 import assert from "node:assert/strict";
 import { storeTest } from "../_support/call.ts";
 
@@ -35,3 +35,16 @@ storeTest(
 storeTest("a store that answers is ready", async (store) => {
   assert.equal(await store.isReady(), true);
 });
+
+storeTest(
+  "userCount counts registered users without listing them",
+  async (store) => {
+    assert.equal(await store.userCount(), 0);
+    await store.registerUser("ann", "a".repeat(40));
+    await store.registerUser("bob", "b".repeat(40));
+    await store.registerUser("ann", "c".repeat(40));
+    assert.equal(await store.userCount(), 2);
+    await store.removeUser("ann", "a".repeat(40));
+    assert.equal(await store.userCount(), 1);
+  },
+);
