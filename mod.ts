@@ -41,7 +41,9 @@ export type { RateLimit } from "./src/store/token_buckets.ts";
 export { MemoryStore } from "./src/store/memory_store.ts";
 export { openStore, type OpenStoreOptions } from "./src/store/open_store.ts";
 export {
+  type Allowance,
   type Awaitable,
+  RateLimited,
   type RecentMessages,
   type RegisterResult,
   type Store,

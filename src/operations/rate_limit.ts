@@ -1,24 +1,20 @@
 /**
- * The brake on a client that floods writes: every `POST` and `DELETE` of a
- * route table spends one of the client's allowance, kept by the store (so
- * every process on one Redis shares it); past it the write is answered 429
- * before anything is read or stored. Reads are never limited.
+ * The brake on a client that floods writes. Every write (registering,
+ * unregistering, posting, replacing the quote) hands the store its client's
+ * allowance, which the store spends in the same atomic step as the write:
+ * on Redis, in the write's own script and round trip, so every process on
+ * one Redis shares one allowance. A client with none left is answered 429
+ * and nothing is stored. Reads are never limited.
  * @module
  */
 
 import type { ClientAddressOf } from "../http/client_address.ts";
 import { errorResponse } from "../http/response.ts";
-import type { Handler, Method, Routes } from "../http/router.ts";
-import type { Store } from "../store/store.ts";
+import type { ConnectionInfo } from "../http/router.ts";
+import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 
-/** The methods that write, and so are limited. */
-const WRITES: readonly Method[] = ["POST", "DELETE"];
-
-const seconds = (ms: number) => {
-  const whole = ms / 1000;
-  return `${whole} second${whole === 1 ? "" : "s"}`;
-};
+const seconds = (whole: number) => `${whole} second${whole === 1 ? "" : "s"}`;
 
 /** The 429 of a client that must wait `waitMs`, with an honest `Retry-After`. */
 export function tooManyWrites(rate: RateLimit, waitMs: number): Response {
@@ -29,38 +25,29 @@ export function tooManyWrites(rate: RateLimit, waitMs: number): Response {
       name: "rate",
       description:
         `Too many writes from this client: ${rate.burst} at once, then one every ${
-          seconds(rate.periodMs)
-        }; try again in ${seconds(retryAfter * 1000)}`,
+          seconds(rate.periodMs / 1000)
+        }; try again in ${seconds(retryAfter)}`,
     }],
     429,
     { "retry-after": String(retryAfter) },
   );
 }
 
-function limited(
-  handler: Handler,
-  store: Store,
-  rate: RateLimit,
-  clientOf: ClientAddressOf,
-): Handler {
-  return (req, info) => {
-    const answer = (waitMs: number) =>
-      waitMs > 0 ? tooManyWrites(rate, waitMs) : handler(req, info);
-    const wait = store.spendAllowance(clientOf(req, info), rate);
-    return wait instanceof Promise ? wait.then(answer) : answer(wait);
-  };
-}
+/** Finds the allowance a request's write spends, or `undefined` when writes are not limited. */
+export type AllowanceOf = (
+  req: Request,
+  info?: ConnectionInfo,
+) => Allowance | undefined;
 
 /**
- * `routes` with every write limited to `rate` per client, or `routes`
- * itself when there is no rate.
+ * The allowance of each request's client under `rate`, or none at all
+ * without a rate.
  */
-export function limitWrites(
-  routes: Routes,
-  options: { store: Store; rate?: RateLimit; clientOf: ClientAddressOf },
-): Routes {
-  const { store, rate, clientOf } = options;
-  if (rate === undefined) return routes;
+export function allowanceOf(
+  rate: RateLimit | undefined,
+  clientOf: ClientAddressOf,
+): AllowanceOf {
+  if (rate === undefined) return () => undefined;
   if (
     !Number.isSafeInteger(rate.burst) || rate.burst < 1 ||
     !Number.isSafeInteger(rate.periodMs) || rate.periodMs < 1
@@ -69,14 +56,5 @@ export function limitWrites(
       "rateLimit needs a whole burst and periodMs of at least 1",
     );
   }
-  const result: Routes = {};
-  for (const [path, methods] of Object.entries(routes)) {
-    const wrapped = { ...methods };
-    for (const method of WRITES) {
-      const handler = methods[method];
-      if (handler) wrapped[method] = limited(handler, store, rate, clientOf);
-    }
-    result[path] = wrapped;
-  }
-  return result;
+  return (req, info) => ({ client: clientOf(req, info), rate });
 }

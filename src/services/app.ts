@@ -16,6 +16,7 @@ import { withCors } from "../http/cors.ts";
 import { jsonResponse } from "../http/response.ts";
 import { openApiDocument } from "../openapi/openapi_document.ts";
 import { MemoryStore } from "../store/memory_store.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import { messagingRoutes } from "./messaging.ts";
 import { quoteRoutes } from "./quote.ts";
 import { type ServiceOptions, streamHubOf } from "./service_options.ts";
@@ -91,9 +92,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const router = createRouter(routes, {
     logFault: options.logFault,
     mapError(error) {
-      const answer = mapStoreError(error);
-      if (answer !== undefined) storeFailures++;
-      return answer;
+      if (error instanceof StoreUnavailableError) storeFailures++;
+      return mapStoreError(error);
     },
   });
   return withMetrics(

@@ -13,6 +13,7 @@ import {
   statusResponse,
 } from "../http/response.ts";
 import {
+  type ConnectionInfo,
   createRouter,
   type Handler,
   mergeRoutes,
@@ -31,7 +32,7 @@ import {
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "./token.ts";
-import { limitWrites } from "../operations/rate_limit.ts";
+import { allowanceOf } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
 
@@ -49,13 +50,19 @@ export function messagingRoutes(
 ): Routes {
   const store = options.store ?? new MemoryStore();
   const body = bodyReaderOf(options);
+  const clientOf = clientOfOptions(options);
+  // Each write spends its client's allowance in the store's own step.
+  const allowance = allowanceOf(options.rateLimit, clientOf);
   // The store hands back the same list until it changes, so its JSON is
   // built once per change rather than once per request.
   const usersBody = lastValueCache((users: readonly string[]) =>
     JSON.stringify({ users })
   );
 
-  async function register(req: Request): Promise<Response> {
+  async function register(
+    req: Request,
+    info?: ConnectionInfo,
+  ): Promise<Response> {
     const name = await body.text(req);
     if (name === null) {
       return errorResponse([nameError("Name is not valid UTF-8")]);
@@ -63,7 +70,7 @@ export function messagingRoutes(
     const problem = nameProblem(name);
     if (problem !== null) return errorResponse([nameError(problem)]);
     const token = newToken();
-    switch (await store.registerUser(name, token)) {
+    switch (await store.registerUser(name, token, allowance(req, info))) {
       case "registered":
         return jsonResponse(`{"token":${JSON.stringify(`${name}-${token}`)}}`);
       case "exists":
@@ -83,11 +90,17 @@ export function messagingRoutes(
     return jsonResponse(usersBody(await store.listUsers()));
   }
 
-  async function unregister(req: Request): Promise<Response> {
+  async function unregister(
+    req: Request,
+    info?: ConnectionInfo,
+  ): Promise<Response> {
     const user = await authenticate(req, store);
     // The token is checked again as the user is removed, so a request
     // racing a re-registration cannot remove the new user.
-    if (user === null || !(await store.removeUser(user.name, user.token))) {
+    if (
+      user === null ||
+      !(await store.removeUser(user.name, user.token, allowance(req, info)))
+    ) {
       return unauthorized();
     }
     return ok({ Goodbye: user.name });
@@ -100,7 +113,10 @@ export function messagingRoutes(
       : jsonResponse(json);
   }
 
-  async function postMessage(req: Request): Promise<Response> {
+  async function postMessage(
+    req: Request,
+    info?: ConnectionInfo,
+  ): Promise<Response> {
     const user = await authenticate(req, store);
     if (user === null) return unauthorized();
     const text = await body.text(req);
@@ -108,16 +124,18 @@ export function messagingRoutes(
     if ((await recheck(user, store)) === null) return unauthorized();
     const check = checkMessage(text, user.name);
     if (!check.ok) return errorResponse(check.errors);
-    await store.addMessage(JSON.stringify(check.message));
+    await store.addMessage(
+      JSON.stringify(check.message),
+      allowance(req, info),
+    );
     return jsonResponse(ADDED_BODY);
   }
 
-  const clientOf = clientOfOptions(options);
-  return limitWrites({
+  return {
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
     "/": { GET: readMessages, POST: postMessage },
     "/events": messageEventsRoute(store, hub, clientOf),
-  }, { store, rate: options.rateLimit, clientOf });
+  };
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   streamHubOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
-import { limitWrites } from "../operations/rate_limit.ts";
+import { allowanceOf } from "../operations/rate_limit.ts";
 
 const NULL_BODY = "null";
 
@@ -33,13 +33,14 @@ export function quoteRoutes(
   const answer = (quote: string) => jsonResponse(quoteBody(quote));
 
   const clientOf = clientOfOptions(options);
-  return limitWrites({
+  const allowance = allowanceOf(options.rateLimit, clientOf);
+  return {
     "/quote": {
       GET() {
         const quote = store.getQuote();
         return quote instanceof Promise ? quote.then(answer) : answer(quote);
       },
-      async POST(req) {
+      async POST(req, info) {
         const text = await body.text(req);
         if (text === null) {
           return errorResponse([{
@@ -50,12 +51,12 @@ export function quoteRoutes(
         }
         const errors = quoteErrors(text);
         if (errors.length > 0) return errorResponse(errors);
-        await store.setQuote(text);
+        await store.setQuote(text, allowance(req, info));
         return jsonResponse(NULL_BODY);
       },
     },
     "/quote/events": quoteEventsRoute(store, hub, clientOf),
-  }, { store, rate: options.rateLimit, clientOf });
+  };
 }
 
 /**

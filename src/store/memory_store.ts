@@ -7,7 +7,9 @@
 
 import { ChangeListeners } from "./change_listeners.ts";
 import {
+  type Allowance,
   INITIAL_QUOTE,
+  RateLimited,
   type RecentMessages,
   type RegisterResult,
   resolveLimits,
@@ -16,7 +18,7 @@ import {
   type StoreLimits,
 } from "./store.ts";
 import { Ring } from "./ring.ts";
-import { type RateLimit, TokenBuckets } from "./token_buckets.ts";
+import { TokenBuckets } from "./token_buckets.ts";
 
 /**
  * Keeps users, messages and the quote in memory.
@@ -50,7 +52,12 @@ export class MemoryStore implements Store {
   }
 
   /** Stores the user unless taken or full. */
-  registerUser(name: string, token: string): RegisterResult {
+  registerUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): RegisterResult {
+    this.#spend(allowance);
     if (this.#users.has(name)) return "exists";
     if (this.#users.size >= this.#maxUsers) return "full";
     this.#users.set(name, token);
@@ -64,7 +71,8 @@ export class MemoryStore implements Store {
   }
 
   /** Removes `name` while its token is still `token`. */
-  removeUser(name: string, token: string): boolean {
+  removeUser(name: string, token: string, allowance?: Allowance): boolean {
+    this.#spend(allowance);
     if (this.#users.get(name) !== token) return false;
     this.#userList = undefined;
     return this.#users.delete(name);
@@ -81,7 +89,8 @@ export class MemoryStore implements Store {
   }
 
   /** Inserts a message as the newest and answers its id. */
-  addMessage(message: string): number {
+  addMessage(message: string, allowance?: Allowance): number {
+    this.#spend(allowance);
     this.#messages.push(message);
     this.#newestJson.clear();
     const id = ++this.#lastId;
@@ -127,14 +136,17 @@ export class MemoryStore implements Store {
   }
 
   /** Replaces the quote. */
-  setQuote(quote: string): void {
+  setQuote(quote: string, allowance?: Allowance): void {
+    this.#spend(allowance);
     this.#quote = quote;
     this.#listeners.emit({ kind: "quote", quote });
   }
 
-  /** Spends one of `client`'s writes: 0 when allowed, else the milliseconds until one is. */
-  spendAllowance(client: string, rate: RateLimit): number {
-    return this.#buckets.take(client, rate);
+  /** Spends one write of the allowance, or throws {@linkcode RateLimited} when none is left. */
+  #spend(allowance: Allowance | undefined): void {
+    if (allowance === undefined) return;
+    const wait = this.#buckets.take(allowance.client, allowance.rate);
+    if (wait > 0) throw new RateLimited(wait, allowance.rate);
   }
 
   /** Always: memory is always there. */

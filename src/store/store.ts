@@ -48,12 +48,25 @@ export type RegisterResult = "registered" | "exists" | "full";
  * ```
  */
 export interface Store {
-  /** Stores `token` for `name` unless the name is taken or the user limit is reached. */
-  registerUser(name: string, token: string): Awaitable<RegisterResult>;
+  /**
+   * Stores `token` for `name` unless the name is taken or the user limit is
+   * reached. Every write takes an optional `allowance`: it is spent in the
+   * same atomic step as the write, and when the client has none left the
+   * write fails with {@linkcode RateLimited} and changes nothing.
+   */
+  registerUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): Awaitable<RegisterResult>;
   /** The token stored for `name`, or `undefined` when it is not registered. */
   tokenOf(name: string): Awaitable<string | undefined>;
   /** Removes `name` only while its token is still `token`; `false` when it was not. */
-  removeUser(name: string, token: string): Awaitable<boolean>;
+  removeUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): Awaitable<boolean>;
   /** Every registered name, in registration order; the same array until the set changes. */
   listUsers(): Awaitable<readonly string[]>;
   /** How many users are registered, without listing them. */
@@ -63,7 +76,7 @@ export interface Store {
    * past the history bound, and gives it the next id (1 for the first
    * message the store ever keeps) in the same atomic step. Answers the id.
    */
-  addMessage(message: string): Awaitable<number>;
+  addMessage(message: string, allowance?: Allowance): Awaitable<number>;
   /** The newest `limit` messages, newest first, as the text of a JSON array. */
   newestMessages(limit: number): Awaitable<string>;
   /**
@@ -80,13 +93,7 @@ export interface Store {
   /** The current quote. */
   getQuote(): Awaitable<string>;
   /** Replaces the quote. */
-  setQuote(quote: string): Awaitable<void>;
-  /**
-   * Spends one write of `client`'s allowance under `rate`, in one atomic
-   * step shared by every process on the store: answers 0 when the write may
-   * go ahead, else how many milliseconds until one may.
-   */
-  spendAllowance(client: string, rate: RateLimit): Awaitable<number>;
+  setQuote(quote: string, allowance?: Allowance): Awaitable<void>;
   /** Whether the store can serve now: the memory store always can; Redis when it answers a `PING` within a second. */
   isReady(): Awaitable<boolean>;
   /** Releases connections and timers; the store is unusable afterwards. */
@@ -205,5 +212,54 @@ export class StoreUnavailableError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "StoreUnavailableError";
+  }
+}
+
+/**
+ * The write allowance a write spends: its client's, under a rate.
+ *
+ * @example Five writes at once, then one every ten seconds
+ * ```ts
+ * import { type Allowance, MemoryStore } from "@lms/light-messaging";
+ * const allowance: Allowance = { client: "192.0.2.7", rate: { burst: 5, periodMs: 10_000 } };
+ * await new MemoryStore().setQuote("Hello!", allowance);
+ * ```
+ */
+export interface Allowance {
+  /** Who writes: the client's address, as the rate limit knows clients. */
+  client: string;
+  /** How many writes the client may make. */
+  rate: RateLimit;
+}
+
+/**
+ * Thrown by a write whose client has no allowance left; nothing was
+ * written. Answered 429 with `Retry-After`.
+ *
+ * @example Refused
+ * ```ts
+ * import { MemoryStore, RateLimited } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * const allowance = { client: "c", rate: { burst: 1, periodMs: 60_000 } };
+ * await store.setQuote("One.", allowance);
+ * try {
+ *   await store.setQuote("Two.", allowance);
+ * } catch (error) {
+ *   console.assert(error instanceof RateLimited && error.waitMs > 0);
+ * }
+ * ```
+ */
+export class RateLimited extends Error {
+  /** How long until the client may write again, in milliseconds. */
+  readonly waitMs: number;
+  /** The rate the client ran out of. */
+  readonly rate: RateLimit;
+
+  /** A refusal for `waitMs` under `rate`. */
+  constructor(waitMs: number, rate: RateLimit) {
+    super(`rate limited: retry in ${waitMs} ms`);
+    this.name = "RateLimited";
+    this.waitMs = waitMs;
+    this.rate = rate;
   }
 }

@@ -138,26 +138,25 @@ Deno.test("every answer of the running program matches the document", async () =
     );
     assert.match(await metrics.text(), /^# HELP /);
     checked.add(`GET /metrics ${metrics.status}`);
-    // A client's second write within the period is refused, whatever it is.
+    // A client's write after its one allowed write is refused, whatever
+    // it is.
+    const { token: limitedToken } = await call("POST", "/users", "lim") as {
+      token: string;
+    };
     for (
-      const [method, path] of [
-        ["POST", "/users"],
-        ["DELETE", "/users"],
-        ["POST", "/"],
-        ["POST", "/quote"],
-      ]
+      const [method, path, body] of [
+        ["POST", "/users", "Again"],
+        ["DELETE", "/users", undefined],
+        ["POST", "/", '{"text":"again"}'],
+        ["POST", "/quote", "Again."],
+      ] as const
     ) {
-      await call(method, path, "Again.", undefined, `limited${path}`);
-      const refused = await call(
-        method,
-        path,
-        "Again.",
-        undefined,
-        `limited${path}`,
-      ) as {
+      const client = `limited ${method} ${path}`;
+      await call("POST", "/quote", "First.", undefined, client);
+      const refused = await call(method, path, body, limitedToken, client) as {
         errors: { name: string }[];
       };
-      assert.equal(refused.errors[0].name, "rate");
+      assert.equal(refused.errors[0].name, "rate", `${method} ${path}`);
     }
 
     // 404 and 405 on any path, as the shared responses describe them.

@@ -22,8 +22,10 @@
  */
 
 import {
+  type Allowance,
   type Awaitable,
   INITIAL_QUOTE,
+  RateLimited,
   type RecentMessages,
   type RegisterResult,
   resolveLimits,
@@ -35,8 +37,14 @@ import {
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
-import type { RateLimit } from "../token_buckets.ts";
-import { LATE, MESSAGE, QUOTE, REMOVED, type ScriptName } from "./scripts.ts";
+import {
+  LATE,
+  LIMITED,
+  MESSAGE,
+  QUOTE,
+  REMOVED,
+  type WriteName,
+} from "./scripts.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -335,32 +343,57 @@ export class RedisStore implements Store {
    * the reply's way back).
    */
   async #write(
-    script: ScriptName,
+    script: WriteName,
     keys: string[],
     args: string[],
+    allowance: Allowance | undefined,
     onLate?: (value: unknown) => void,
   ): Promise<unknown> {
     const margin = Math.min(100, this.#timeoutMs / 4);
-    const fence = Date.now() + this.#timeoutMs - margin + this.#clock.offset -
-      this.#clock.error;
+    const fence = String(Math.floor(
+      Date.now() + this.#timeoutMs - margin + this.#clock.offset -
+        this.#clock.error,
+    ));
     const result = await this.#bounded(
       () =>
-        this.#client.run(script, keys, [...args, String(Math.floor(fence))]),
+        allowance === undefined
+          ? this.#client.run(script, keys, [...args, fence])
+          : this.#client.run(
+            `${script}Limited`,
+            [...keys, this.#keys.allowance + allowance.client],
+            [
+              ...args,
+              String(allowance.rate.periodMs),
+              String(allowance.rate.burst),
+              fence,
+            ],
+          ),
       onLate,
     );
     if (result === LATE) {
       throw new StoreUnavailableError("Redis ran the write too late");
     }
+    if (typeof result === "string" && result.startsWith(LIMITED)) {
+      throw new RateLimited(
+        Number(result.slice(LIMITED.length)),
+        allowance!.rate,
+      );
+    }
     return result;
   }
 
   /** Stores the user unless taken or full, in one script. */
-  async registerUser(name: string, token: string): Promise<RegisterResult> {
+  async registerUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): Promise<RegisterResult> {
     const { users, order, sequence, channel } = this.#keys;
     const result = await this.#write(
       "register",
       [users, order, sequence, channel],
       [name, token, String(this.#maxUsers)],
+      allowance,
       // Answered 503, yet applied: the fence's margin was not enough for
       // the reply's way back. Nobody has this token, so take it back.
       (late) => {
@@ -387,12 +420,18 @@ export class RedisStore implements Store {
   }
 
   /** Removes `name` while its token is still `token`, in one script. */
-  async removeUser(name: string, token: string): Promise<boolean> {
+  async removeUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): Promise<boolean> {
     const { users, order, channel } = this.#keys;
-    const removed = await this.#write("remove", [users, order, channel], [
-      name,
-      token,
-    ]);
+    const removed = await this.#write(
+      "remove",
+      [users, order, channel],
+      [name, token],
+      allowance,
+    );
     if (Number(removed) !== 1) return false;
     this.#tokens.forget(name);
     this.#copies.users.changed();
@@ -414,12 +453,13 @@ export class RedisStore implements Store {
   }
 
   /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
-  async addMessage(message: string): Promise<number> {
+  async addMessage(message: string, allowance?: Allowance): Promise<number> {
     const { messages, messageSequence, channel } = this.#keys;
     const id = await this.#write(
       "addMessage",
       [messages, messageSequence, channel],
       [message, String(this.#history)],
+      allowance,
     );
     this.#copies.messages.changed();
     return Number(id);
@@ -492,22 +532,14 @@ export class RedisStore implements Store {
   }
 
   /** Replaces the quote and tells every process, in one script. */
-  async setQuote(quote: string): Promise<void> {
-    await this.#write("setQuote", [this.#keys.quote, this.#keys.channel], [
-      quote,
-    ]);
-    this.#copies.quote.changed();
-  }
-
-  /** Spends one of `client`'s writes in one script, shared by every process: 0 when allowed, else the milliseconds until one is. */
-  async spendAllowance(client: string, rate: RateLimit): Promise<number> {
-    const wait = await this.#bounded(() =>
-      this.#client.run("allowance", [this.#keys.allowance + client], [
-        String(rate.periodMs),
-        String(rate.burst),
-      ])
+  async setQuote(quote: string, allowance?: Allowance): Promise<void> {
+    await this.#write(
+      "setQuote",
+      [this.#keys.quote, this.#keys.channel],
+      [quote],
+      allowance,
     );
-    return Number(wait);
+    this.#copies.quote.changed();
   }
 
   /** Whether Redis answers a `PING` within the command timeout (1 s by default). */
