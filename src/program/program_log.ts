@@ -49,7 +49,7 @@ export function programLog(format: LogFormat): ProgramLog {
     info: (message, fields) =>
       console.log(line(format, "info", message, fields)),
     error,
-    report: (message, level) => report(message, level),
+    report,
     fault: (message, fault) =>
       error(message, {
         error: fault instanceof Error ? fault.stack : String(fault),

@@ -156,4 +156,13 @@ Deno.test("sampled values follow the service: users, open streams, store failure
   assert.equal((await call(down, "GET", "/quote")).status, 503);
   assert.equal((await call(down, "GET", "/quote")).status, 503);
   assert.equal((await scrape(down)).get("lms_store_failures_total"), 2);
+
+  // A write refused by the rate limit is the client's doing, not a failure.
+  const limited = createHandler({ rateLimit: { burst: 1, periodMs: 60_000 } });
+  await call(limited, "POST", "/quote", { body: "One." });
+  assert.equal(
+    (await call(limited, "POST", "/quote", { body: "Two." })).status,
+    429,
+  );
+  assert.equal((await scrape(limited)).get("lms_store_failures_total"), 0);
 });

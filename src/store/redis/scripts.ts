@@ -141,5 +141,5 @@ return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('LRANGE', KEYS[1
 /** The name of one of {@linkcode SCRIPTS}. */
 export type ScriptName = keyof typeof SCRIPTS;
 
-/** The writes, each of which has a rate-limited twin. */
-export type WriteName = "register" | "remove" | "addMessage" | "setQuote";
+/** The writes: each has a rate-limited twin, `<name>Limited`. */
+export type WriteName = Exclude<ScriptName, `${string}Limited` | "recent">;
