@@ -128,7 +128,9 @@ class JsonClient {
     } catch {
       throw new ServiceError(res.status, { message: text || res.statusText });
     }
-    if (!res.ok) throw new ServiceError(res.status, body);
+    if (!res.ok) {
+      throw new ServiceError(res.status, body, res.headers.get("retry-after"));
+    }
     return body as T;
   }
 }

@@ -73,7 +73,11 @@ export async function* followEventStream(
         } catch {
           // Not JSON: the text is the message.
         }
-        throw new ServiceError(res.status, body);
+        throw new ServiceError(
+          res.status,
+          body,
+          res.headers.get("retry-after"),
+        );
       }
       const queue: EventSourceMessage[] = [];
       const parser = createParser({

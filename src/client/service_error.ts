@@ -12,9 +12,10 @@ function isEnvelope(body: unknown): body is { errors: ErrorEntry[] } {
 
 /**
  * A call the service answered with an error status. `errors` holds the
- * entries of the contract's 400-style envelope (400, 413, and 503 for a full
- * user list); it is empty for the `{status, message}` answers (401, 404, 405,
- * 500, and 503 when the store is unreachable). A call that needs a token
+ * entries of the contract's 400-style envelope (400, 413, 429 past the rate
+ * limit, and 503 for a full user list); it is empty for the
+ * `{status, message}` answers (401, 404, 405, 500, and 503 when the store is
+ * unreachable). `retryAfterSeconds` is the answer's `Retry-After`, if any. A call that needs a token
  * made without one fails the same way, as 401 `Not registered`, without
  * asking the service. Failures to reach the service at all are `fetch`'s
  * own `TypeError`, not this.
@@ -36,9 +37,11 @@ export class ServiceError extends Error {
   readonly status: number;
   /** The error entries, in the service's order. */
   readonly errors: readonly ErrorEntry[];
+  /** How many seconds the service asked the client to wait (`Retry-After`), when it did. */
+  readonly retryAfterSeconds?: number;
 
-  /** Builds the error from an answer's status and parsed body. */
-  constructor(status: number, body: unknown) {
+  /** Builds the error from an answer's status, parsed body and `Retry-After` header. */
+  constructor(status: number, body: unknown, retryAfter?: string | null) {
     const errors = isEnvelope(body) ? body.errors : [];
     const message = errors.length > 0
       ? errors.map((e) => e.description).join("; ")
@@ -49,5 +52,9 @@ export class ServiceError extends Error {
     this.name = "ServiceError";
     this.status = status;
     this.errors = errors;
+    const seconds = Number(retryAfter ?? NaN);
+    if (retryAfter && Number.isSafeInteger(seconds) && seconds >= 0) {
+      this.retryAfterSeconds = seconds;
+    }
   }
 }

@@ -105,6 +105,25 @@ Deno.test("QuoteClient: get, set, and both refusals at once", async () => {
   }
 });
 
+Deno.test("past the rate limit a write fails as ServiceError 429 with the envelope and Retry-After in seconds", async () => {
+  const server = await startServer(["--quiet", "--rate-limit=1/600"]);
+  try {
+    const quote = new QuoteClient(server.url);
+    await quote.set("First.");
+    const error = await quote.set("Second.").then(
+      () => assert.fail("the second write passed"),
+      (error: unknown) => error,
+    );
+    assert.ok(error instanceof ServiceError);
+    assert.equal(error.status, 429);
+    assert.equal(error.errors[0].name, "rate");
+    assert.equal(error.retryAfterSeconds, 600);
+    assert.equal(await quote.get(), "First.", "reads are never limited");
+  } finally {
+    await server.stop();
+  }
+});
+
 Deno.test("a service that cannot be reached is fetch's TypeError, not a ServiceError", async () => {
   const client = new QuoteClient(`http://127.0.0.1:${freePort()}/`);
   await assert.rejects(client.get(), (error) => {
