@@ -30,7 +30,7 @@ interface RedisModule {
       options: StoreLimits & {
         url: string;
         prefix?: string;
-        onStatus?: (message: string, level: "error" | "info") => void;
+        onStatus?: OpenStoreOptions["onStatus"];
       },
     ): Promise<Store>;
   };

@@ -13,10 +13,7 @@ import {
   RETRY,
 } from "./event_stream_format.ts";
 import type { EventStream, StreamHub, StreamRefusal } from "./stream_hub.ts";
-import {
-  type ClientAddressOf,
-  clientAddressOf,
-} from "../http/client_address.ts";
+import type { ClientAddressOf } from "../http/client_address.ts";
 
 const STREAM_HEADERS = {
   "content-type": EVENT_STREAM_CONTENT_TYPE,
@@ -87,7 +84,7 @@ const head = () =>
 export function messageEventsRoute(
   store: Store,
   hub: StreamHub,
-  clientOf: ClientAddressOf = clientAddressOf(),
+  clientOf: ClientAddressOf,
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "message") {
@@ -135,7 +132,7 @@ export function messageEventsRoute(
 export function quoteEventsRoute(
   store: Store,
   hub: StreamHub,
-  clientOf: ClientAddressOf = clientAddressOf(),
+  clientOf: ClientAddressOf,
 ): Partial<Record<Method, Handler>> {
   store.subscribe((event) => {
     if (event.kind === "quote") {
