@@ -37,7 +37,10 @@ let started = false;
 const release = () => {
   // Until this module is evaluated deno serve has no server to stop and
   // would not hear the signal, so a worker still starting leaves at once.
-  if (!started) Deno.exit(0);
+  // It closes itself only: Deno.exit would end the whole process, cutting
+  // short the workers that did start (their requests in flight, and the
+  // log lines they have not yet written).
+  if (!started) self.close();
   for (const resource of resources.splice(0)) resource.close();
   Deno.removeSignalListener("SIGINT", release);
   Deno.removeSignalListener("SIGTERM", release);
