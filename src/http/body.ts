@@ -121,8 +121,12 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     for (const entry of reading) entry.stop(stopping);
   }, { once: true });
 
-  // Not async: one promise per body, the one the caller awaits.
-  function bytes(req: Request): Promise<Uint8Array> {
+  // Not async: one promise per body, the one the caller awaits, settled
+  // with what `finish` makes of the bytes (text is decoded in the same step).
+  function readBody<T>(
+    req: Request,
+    finish: (bytes: Uint8Array) => T,
+  ): Promise<T> {
     const declared = req.headers.get("content-length");
     let expected = -1;
     if (declared !== null) {
@@ -134,14 +138,14 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
       }
       if (Number.isSafeInteger(length) && length >= 0) expected = length;
     }
-    if (expected === 0) return Promise.resolve(EMPTY);
+    if (expected === 0) return Promise.resolve(finish(EMPTY));
     // A small declared body is read by Deno's own reader, which takes a body
     // that has already arrived in one step, provided `req.body` was never
     // touched; it sizes its buffer to the declared length, which is no more
     // than the first read of `readAll`.
     const small = expected > 0 && expected <= FIRST_READ_BYTES;
     const body = small ? undefined : req.body;
-    if (body === null) return Promise.resolve(EMPTY);
+    if (body === null) return Promise.resolve(finish(EMPTY));
     if (signal?.aborted) return Promise.reject(new HttpError(503));
 
     return new Promise((resolve, reject) => {
@@ -166,7 +170,7 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
           reject(new BodyTooLargeError(maxBytes));
         } else if (expected >= 0 && result.byteLength < expected) {
           reject(bodyError(400, "Request body was cut short"));
-        } else resolve(result);
+        } else resolve(finish(result));
       }, (error) => {
         if (!ended(entry)) return;
         reject(
@@ -178,7 +182,10 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     });
   }
 
-  return { bytes, text: (req) => bytes(req).then(decodeUtf8) };
+  return {
+    bytes: (req) => readBody(req, (bytes) => bytes),
+    text: (req) => readBody(req, decodeUtf8),
+  };
 }
 
 /**
