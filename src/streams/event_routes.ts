@@ -86,16 +86,17 @@ export function messageEventsRoute(
   hub: StreamHub,
   clientOf: ClientAddressOf,
 ): Partial<Record<Method, Handler>> {
-  store.subscribe((event) => {
-    if (event.kind === "message") {
-      // Encoded once, for the first reader: an event nobody reads costs nothing.
-      let chunk: Uint8Array | undefined;
-      for (const stream of hub.readers("messages")) {
-        chunk ??= encodeEvent("message", event.json, event.id);
-        stream.deliver(event.id, chunk);
-      }
-    } else if (event.kind === "reset") hub.endAll("messages");
-  });
+  hub.feed("messages", () =>
+    store.subscribe((event) => {
+      if (event.kind === "message") {
+        // Encoded once, for the first reader: an event nobody reads costs nothing.
+        let chunk: Uint8Array | undefined;
+        for (const stream of hub.readers("messages")) {
+          chunk ??= encodeEvent("message", event.json, event.id);
+          stream.deliver(event.id, chunk);
+        }
+      } else if (event.kind === "reset") hub.endAll("messages");
+    }));
   return {
     GET: (req, info) => {
       const stream = opened(hub, "messages", clientOf(req, info));
@@ -134,15 +135,16 @@ export function quoteEventsRoute(
   hub: StreamHub,
   clientOf: ClientAddressOf,
 ): Partial<Record<Method, Handler>> {
-  store.subscribe((event) => {
-    if (event.kind === "quote") {
-      let chunk: Uint8Array | undefined;
-      for (const stream of hub.readers("quote")) {
-        chunk ??= encodeEvent("quote", JSON.stringify(event.quote));
-        stream.deliverLatest(chunk);
-      }
-    } else if (event.kind === "reset") hub.endAll("quote");
-  });
+  hub.feed("quote", () =>
+    store.subscribe((event) => {
+      if (event.kind === "quote") {
+        let chunk: Uint8Array | undefined;
+        for (const stream of hub.readers("quote")) {
+          chunk ??= encodeEvent("quote", JSON.stringify(event.quote));
+          stream.deliverLatest(chunk);
+        }
+      } else if (event.kind === "reset") hub.endAll("quote");
+    }));
   return {
     GET: (req, info) => {
       const stream = opened(hub, "quote", clientOf(req, info));

@@ -127,6 +127,12 @@ export class EventStream {
   }
 }
 
+/** What feeds a topic, and how to stop it while the topic has readers. */
+interface Feed {
+  start: () => () => void;
+  stop?: () => void;
+}
+
 /**
  * Why {@linkcode StreamHub.open} refused a stream: the process holds as
  * many as it may (or is stopping), or the client does.
@@ -143,7 +149,8 @@ export class StreamHub {
   #perClient = new Map<string, number>();
   readonly #heartbeatMs: number;
   #topics = new Map<string, Set<EventStream>>();
-  #topicOf = new Map<EventStream, Set<EventStream>>();
+  #topicOf = new Map<EventStream, string>();
+  #feeds = new Map<string, Feed>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #stopped = false;
 
@@ -168,6 +175,20 @@ export class StreamHub {
     return this.#topics.get(topic) ?? [];
   }
 
+  /**
+   * Feeds `topic` only while it has readers: `start` is called when its
+   * first stream opens and what `start` answers when its last one ends. So a
+   * handler nobody follows holds no subscription to the store, however many
+   * handlers are built over it, and a write with no reader tells no one.
+   * One feed per topic; a second replaces the first.
+   */
+  feed(topic: string, start: () => () => void): void {
+    this.#feeds.get(topic)?.stop?.();
+    const feed: Feed = { start };
+    if ((this.#topics.get(topic)?.size ?? 0) > 0) feed.stop = start();
+    this.#feeds.set(topic, feed);
+  }
+
   /** Opens a stream of `client` on `topic`, or says why not: a cap is reached, or the hub stopped. */
   open(topic: string, client: string): EventStream | StreamRefusal {
     if (this.#stopped || this.size >= this.#maxStreams) return "full";
@@ -180,9 +201,13 @@ export class StreamHub {
     this.#perClient.set(client, clientStreams + 1);
     let readers = this.#topics.get(topic);
     if (readers === undefined) this.#topics.set(topic, readers = new Set());
+    if (readers.size === 0) {
+      const feed = this.#feeds.get(topic);
+      if (feed !== undefined) feed.stop = feed.start();
+    }
     const stream = new EventStream(this, client);
     readers.add(stream);
-    this.#topicOf.set(stream, readers);
+    this.#topicOf.set(stream, topic);
     // The heartbeat timer runs only while streams are open, so an idle
     // process does not wake for nothing.
     this.#timer ??= setInterval(
@@ -194,10 +219,16 @@ export class StreamHub {
 
   /** Forgets `stream`; called when it ends or its reader leaves. */
   release(stream: EventStream): void {
-    const readers = this.#topicOf.get(stream);
-    if (readers === undefined) return;
+    const topic = this.#topicOf.get(stream);
+    if (topic === undefined) return;
+    const readers = this.#topics.get(topic)!;
     readers.delete(stream);
     this.#topicOf.delete(stream);
+    const feed = this.#feeds.get(topic);
+    if (readers.size === 0 && feed !== undefined) {
+      feed.stop?.();
+      feed.stop = undefined;
+    }
     const left = this.#perClient.get(stream.client)! - 1;
     if (left === 0) this.#perClient.delete(stream.client);
     else this.#perClient.set(stream.client, left);

@@ -292,3 +292,63 @@ storeTest("stopping ends every stream and refuses new ones", async (store) => {
   }
   assert.equal((await call(handler, "GET", "/events")).status, 503);
 });
+
+/** `store`, counting the subscriptions to it that are still on. */
+function countingSubscriptions(store: Store) {
+  let active = 0;
+  const counted = new Proxy(store, {
+    get(target, key) {
+      if (key === "subscribe") {
+        return (listener: Parameters<Store["subscribe"]>[0]) => {
+          active++;
+          const unsubscribe = target.subscribe(listener);
+          let on = true;
+          return () => {
+            if (on) active--;
+            on = false;
+            unsubscribe();
+          };
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store: counted, active: () => active };
+}
+
+storeTest(
+  "a handler nobody follows holds no subscription to its store: building handlers over one store leaks nothing, and a stream subscribes only while it is open",
+  async (store) => {
+    const { store: counted, active } = countingSubscriptions(store);
+    for (let i = 0; i < 50; i++) app(counted);
+    assert.equal(active(), 0);
+    const handler = app(counted);
+    const token = await registered(handler);
+    await post(handler, token, "before anyone follows");
+    assert.equal(active(), 0);
+
+    const first = await open(handler, "/events");
+    const second = await open(handler, "/events");
+    const quote = await open(handler, "/quote/events");
+    assert.equal(active(), 2, "one subscription per followed topic");
+    await first.events.close();
+    assert.equal(active(), 2, "the other message reader still needs it");
+    await post(handler, token, "to the one left");
+    await second.events.events(1); // what it caught up with
+    const [live] = await second.events.events(1);
+    assert.equal(JSON.parse(live.data).text, "to the one left");
+    await second.events.close();
+    await quote.events.close();
+    assert.equal(active(), 0);
+
+    // Following again subscribes again, and misses nothing after it opens.
+    const again = await open(handler, "/events");
+    assert.equal(active(), 1);
+    await post(handler, token, "after coming back");
+    const items = await again.events.events(3);
+    assert.equal(JSON.parse(items.at(-1)!.data).text, "after coming back");
+    await again.events.close();
+    assert.equal(active(), 0);
+  },
+);
