@@ -128,10 +128,18 @@ const flags = flagsOf({
   workers: { type: "string" },
   baseline: { type: "string" },
 }, USAGE);
-for (const name of ["duration", "warmup", "rounds", "connections"] as const) {
+// wrk takes whole seconds: a fraction made it fail mid-run.
+const least = { duration: 1, warmup: 0, rounds: 1, connections: 1 };
+for (
+  const [name, min] of Object.entries(least) as [keyof typeof least, number][]
+) {
   const value = Number(flags[name]);
-  if (!(Number.isFinite(value) && value >= 0 && value <= 100_000)) {
-    usageError(`--${name} must be a number (got "${flags[name]}")`);
+  if (!(Number.isSafeInteger(value) && value >= min && value <= 100_000)) {
+    usageError(
+      `--${name} must be a whole number from ${min} to 100000 (got "${
+        flags[name]
+      }")`,
+    );
   }
 }
 if (flags.workers !== undefined && !/^[1-9]\d?$/.test(flags.workers)) {

@@ -39,3 +39,26 @@ Deno.test("bench/run.ts: a scenario that does not exist is named", async () => {
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /no scenario named nope/);
 });
+
+Deno.test("bench/run.ts: durations, rounds and connections are whole numbers, refused before wrk would fail on them", async () => {
+  for (
+    const flag of [
+      "--warmup=0.5",
+      "--duration=1.5",
+      "--duration=0",
+      "--rounds=0",
+      "--connections=-3",
+      "--warmup=x",
+    ]
+  ) {
+    const bad = await runScript("run.ts", [flag]);
+    assert.equal(bad.code, 2, flag);
+    assert.match(
+      bad.stderr,
+      new RegExp(
+        `^error: --${flag.slice(2, flag.indexOf("="))} must be a whole number`,
+      ),
+      flag,
+    );
+  }
+});
