@@ -108,17 +108,26 @@ function wholeNumber(
   return value;
 }
 
+/**
+ * The longest a full allowance takes to refill, in milliseconds. A bucket's
+ * time is kept within it so that Redis's Lua, which writes numbers with 14
+ * digits, still writes the bucket's expiry as a whole number.
+ */
+const MAX_REFILL_MS = 86_400_000_000_000;
+
 /** `BURST/SECONDS` as a rate, seconds to the millisecond. */
 function rateLimit(flag: string, raw: string): RateLimit {
-  const match = raw.match(/^(\d{1,7})\/(\d{1,5}(?:\.\d{1,3})?)$/);
+  const match = raw.match(/^(\d{1,10})\/(\d{1,5}(?:\.\d{1,3})?)$/);
   const burst = Number(match?.[1]);
   const periodMs = Math.round(Number(match?.[2]) * 1000);
   if (
-    !(burst >= 1 && burst <= 1_000_000 && periodMs >= 1 &&
-      periodMs <= 86_400_000)
+    !(burst >= 1 && burst <= 1_000_000_000 && periodMs >= 1 &&
+      periodMs <= 86_400_000 && burst * periodMs <= MAX_REFILL_MS)
   ) {
     throw new UsageError(
-      `${flag} must be BURST/SECONDS, such as 10/6: BURST writes at once (1 to 1000000), then one every SECONDS (up to 86400) (got "${raw}")`,
+      `${flag} must be BURST/SECONDS, such as 10/6: BURST writes at once (1 to 1000000000), then one every SECONDS (up to 86400), BURST × SECONDS at most ${
+        MAX_REFILL_MS / 1000
+      } (got "${raw}")`,
     );
   }
   return { burst, periodMs };

@@ -174,6 +174,14 @@ Deno.test("the operating flags: --rate-limit=BURST/SECONDS, --trust-proxy, --max
     parseFlags(["--rate-limit=1/0.25"], env({})).rateLimit,
     { burst: 1, periodMs: 250 },
   );
+  assert.deepEqual(
+    parseFlags(["--rate-limit=1000000000/0.001"], env({})).rateLimit,
+    { burst: 1_000_000_000, periodMs: 1 },
+  );
+  assert.deepEqual(
+    parseFlags(["--rate-limit=1000000/86400"], env({})).rateLimit,
+    { burst: 1_000_000, periodMs: 86_400_000 },
+  );
   const fromEnv = configFromEnv(env({
     LMS_RATE_LIMIT: "5/60",
     LMS_TRUST_PROXY: "1",
@@ -190,7 +198,17 @@ Deno.test("the operating flags: --rate-limit=BURST/SECONDS, --trust-proxy, --max
     [{ burst: 5, periodMs: 60_000 }, true, 4, "json"],
   );
   for (
-    const bad of ["10", "0/5", "5/0", "5/-1", "a/b", "5/1.2345", "5/90000"]
+    const bad of [
+      "10",
+      "0/5",
+      "5/0",
+      "5/-1",
+      "a/b",
+      "5/1.2345",
+      "5/90000",
+      "1000000001/0.001",
+      "1000000000/86400",
+    ]
   ) {
     assert.throws(
       () => parseFlags([`--rate-limit=${bad}`], env({})),
