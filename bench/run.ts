@@ -81,6 +81,8 @@ interface Target {
   logs?: boolean;
   env?: Record<string, string>;
   workers?: number;
+  /** Extra `deno run` flags. */
+  denoFlags?: string[];
 }
 
 interface Run {
@@ -376,6 +378,8 @@ if (flags.baseline) {
         : []),
     ],
     entry: `${dir}/main.ts`,
+    // The start task grants reading the Redis module of this tree only.
+    denoFlags: [`--allow-read=${dir}/src/store/redis`],
   });
 }
 await Deno.mkdir(OUT, { recursive: true });
@@ -388,6 +392,7 @@ for (const target of targets) {
       prefix: target.workers ? [] : pin(1),
       workers: target.workers,
       discardStderr: target.logs,
+      denoFlags: target.denoFlags,
     }),
   );
 }
