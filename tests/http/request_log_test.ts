@@ -69,19 +69,20 @@ Deno.test("in JSON, each answer is one object with the client the handler was to
   });
   sink.flush();
   const entry = JSON.parse(writes.join(""));
-  assert.deepEqual(Object.keys(entry), [
-    "time",
-    "method",
-    "route",
-    "status",
-    "ms",
-    "client",
-  ]);
-  assert.equal(entry.method, "GET");
-  assert.equal(entry.route, "/nowhere");
-  assert.equal(entry.status, 404);
-  assert.equal(typeof entry.ms, "number");
-  assert.equal(entry.client, "192.0.2.9");
+  // Fields in order; the time and duration vary, so only their types.
+  assert.deepEqual(
+    Object.entries(entry).map(([key, value]) =>
+      key === "time" || key === "ms" ? [key, typeof value] : [key, value]
+    ),
+    [
+      ["time", "string"],
+      ["method", "GET"],
+      ["route", "/nowhere"],
+      ["status", 404],
+      ["ms", "number"],
+      ["client", "192.0.2.9"],
+    ],
+  );
 });
 
 Deno.test("once stopSignal is aborted, new requests are answered 503 with Connection: close, and still logged", async () => {
