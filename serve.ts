@@ -11,7 +11,7 @@
  * @module
  */
 
-import { bufferedSink, requestLogger } from "./src/http/request_log.ts";
+import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
 import {
   configFromEnv,
   handlerOptionsOf,
@@ -98,16 +98,16 @@ async function start(): Promise<Deno.ServeDefaultExport> {
     });
     resources.push(store);
     const options = handlerOptionsOf(config, store, log);
+    const app = createHandler({
+      ...options,
+      stopSignal: stopping.signal,
+    });
     const sink = bufferedSink();
     resources.push({ close: () => sink.flush() });
     return {
-      fetch: createHandler({
-        ...options,
-        stopSignal: stopping.signal,
-        onResponse: config.quiet ? undefined : requestLogger(sink, {
-          format: config.logFormat,
-          clientOf: options.clientOf,
-        }),
+      fetch: config.quiet ? app : withRequestLog(app, sink, {
+        format: config.logFormat,
+        clientOf: options.clientOf,
       }),
       onListen(addr) {
         log.info(listeningBanner(addr as Deno.NetAddr, config.service));
