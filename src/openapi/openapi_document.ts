@@ -343,6 +343,14 @@ const quotePaths: JsonObject = {
   },
 };
 
+/** A probe's 200: `{"status": status}`. */
+const probeAnswer = (description: string, status: string) =>
+  json(description, {
+    type: "object",
+    required: ["status"],
+    properties: { status: { const: status } },
+  }, { [status]: { status } });
+
 /** `/healthz`, `/readyz` and `/metrics`, served whatever the services. */
 const operationPaths: JsonObject = {
   "/healthz": {
@@ -350,11 +358,7 @@ const operationPaths: JsonObject = {
       operationId: "health",
       summary: "Liveness: the process serves",
       responses: {
-        200: json("Serving.", {
-          type: "object",
-          required: ["status"],
-          properties: { status: { const: "ok" } },
-        }, { ok: { status: "ok" } }),
+        200: probeAnswer("Serving.", "ok"),
       },
     },
   },
@@ -365,11 +369,7 @@ const operationPaths: JsonObject = {
       description:
         "The memory store is always ready; Redis is when it answers a `PING` within a second. Also 503 while the server is stopping.",
       responses: {
-        200: json("Ready to serve.", {
-          type: "object",
-          required: ["status"],
-          properties: { status: { const: "ready" } },
-        }, { ready: { status: "ready" } }),
+        200: probeAnswer("Ready to serve.", "ready"),
         503: response("ServiceUnavailable"),
       },
     },

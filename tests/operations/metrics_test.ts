@@ -166,3 +166,16 @@ Deno.test("sampled values follow the service: users, open streams, store failure
   );
   assert.equal((await scrape(limited)).get("lms_store_failures_total"), 0);
 });
+
+Deno.test("the event-loop lag is how long a callback queued at the scrape waited: a loop kept busy shows in it", async () => {
+  const handler = createHandler({});
+  const answer = handler(new Request("http://service.test/metrics"));
+  // Bounded by time: 50 ms in which the event loop cannot turn.
+  const until = performance.now() + 50;
+  while (performance.now() < until) {
+    // busy
+  }
+  const text = await (await answer).text();
+  const lag = Number(text.match(/^lms_event_loop_lag_seconds (\S+)$/m)?.[1]);
+  assert.ok(lag >= 0.045 && lag < 5, `lag ${lag} s`);
+});
