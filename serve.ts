@@ -20,33 +20,13 @@ import {
 } from "./src/program/config.ts";
 import { programLog } from "./src/program/program_log.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
+import {
+  startServeWorker,
+  type WorkerLife,
+} from "./src/program/serve_worker.ts";
 import { createHandler } from "./src/services/app.ts";
 import { openStore } from "./src/store/open_store.ts";
 import { StoreUnavailableError } from "./src/store/store.ts";
-
-/**
- * What to close when `deno serve` stops the server on SIGINT or SIGTERM: it
- * then waits for the event loop to empty, which open connections would
- * prevent forever.
- */
-const resources: { close(): unknown }[] = [];
-/** Aborted on SIGINT or SIGTERM: event streams end, so deno serve need not wait for their readers. */
-const stopping = new AbortController();
-resources.push({ close: () => stopping.abort() });
-let started = false;
-const release = () => {
-  // Until this module is evaluated deno serve has no server to stop and
-  // would not hear the signal, so a worker still starting leaves at once.
-  // It closes itself only: Deno.exit would end the whole process, cutting
-  // short the workers that did start (their requests in flight, and the
-  // log lines they have not yet written).
-  if (!started) self.close();
-  for (const resource of resources.splice(0)) resource.close();
-  Deno.removeSignalListener("SIGINT", release);
-  Deno.removeSignalListener("SIGTERM", release);
-};
-Deno.addSignalListener("SIGINT", release);
-Deno.addSignalListener("SIGTERM", release);
 
 /**
  * Whether other workers of this process run this module too. Workers of
@@ -54,9 +34,9 @@ Deno.addSignalListener("SIGTERM", release);
  * channel named after it; the channel stays open so a late worker hears the
  * earlier ones.
  */
-async function hasPeerWorkers(): Promise<boolean> {
+async function hasPeerWorkers(life: WorkerLife): Promise<boolean> {
   const channel = new BroadcastChannel(`lms-serve-${Deno.pid}`);
-  resources.push(channel);
+  life.closeOnStop(channel);
   let peers = 0;
   channel.onmessage = (event) => {
     peers++;
@@ -73,7 +53,7 @@ function fail(message: string): never {
 }
 
 /** Configures from the environment and opens the store; exits 1 when it cannot. */
-async function start(): Promise<Deno.ServeDefaultExport> {
+async function start(life: WorkerLife): Promise<Deno.ServeDefaultExport> {
   if (Deno.args.length > 0) {
     // `deno task serve:parallel --port=N` hands the flag to this module, not
     // to deno serve: listening elsewhere than asked would be a surprise.
@@ -86,7 +66,7 @@ async function start(): Promise<Deno.ServeDefaultExport> {
   }
   try {
     const config = configFromEnv(readEnv);
-    if (config.store === "memory" && await hasPeerWorkers()) {
+    if (config.store === "memory" && await hasPeerWorkers(life)) {
       fail(
         "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
       );
@@ -96,14 +76,14 @@ async function start(): Promise<Deno.ServeDefaultExport> {
       ...config,
       onStatus: log.report,
     });
-    resources.push(store);
+    life.closeOnStop(store);
     const options = handlerOptionsOf(config, store, log);
     const app = createHandler({
       ...options,
-      stopSignal: stopping.signal,
+      stopSignal: life.signal,
     });
     const sink = bufferedSink();
-    resources.push({ close: () => sink.flush() });
+    life.closeOnStop({ close: () => sink.flush() });
     return {
       fetch: config.quiet ? app : withRequestLog(app, sink, {
         format: config.logFormat,
@@ -122,6 +102,4 @@ async function start(): Promise<Deno.ServeDefaultExport> {
 }
 
 /** The handler `deno serve` runs, announced with the program's banner. */
-const served: Deno.ServeDefaultExport = await start();
-started = true;
-export default served;
+export default await startServeWorker(start);
