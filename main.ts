@@ -11,7 +11,7 @@ import {
   serveResilient,
 } from "./src/http/resilient_server.ts";
 import { statusResponse } from "./src/http/response.ts";
-import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
+import { bufferedSink, requestLogger } from "./src/http/request_log.ts";
 import {
   type Config,
   handlerOptionsOf,
@@ -51,21 +51,16 @@ async function serve(
   // Aborted at the drain deadline: bodies still arriving are answered 503.
   const deadline = new AbortController();
   const options = handlerOptionsOf(config, store, log);
-  const app = createHandler({
+  const { handler, drain } = drainable(createHandler({
     ...options,
     signal: deadline.signal,
     stopSignal: stopping.signal,
-  });
-  // Drained inside the log, so the 503s sent while stopping are logged too.
-  const drained = drainable(app);
-  const { drain } = drained;
-  // Lines still in the buffer are written when the process exits.
-  const handler = config.quiet
-    ? drained.handler
-    : withRequestLog(drained.handler, bufferedSink(), {
+    // Lines still in the buffer are written when the process exits.
+    onResponse: config.quiet ? undefined : requestLogger(bufferedSink(), {
       format: config.logFormat,
       clientOf: options.clientOf,
-    });
+    }),
+  }));
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;

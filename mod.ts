@@ -33,6 +33,7 @@ export type {
   FaultLogger,
   Handler,
 } from "./src/http/router.ts";
+export type { ResponseObserver } from "./src/http/observe_responses.ts";
 export {
   type ClientAddressOf,
   clientAddressOf,

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { bufferedSink, withRequestLog } from "./src/http/request_log.ts";
+import { bufferedSink, requestLogger } from "./src/http/request_log.ts";
 import {
   configFromEnv,
   handlerOptionsOf,
@@ -78,16 +78,16 @@ async function start(life: WorkerLife): Promise<Deno.ServeDefaultExport> {
     });
     life.closeOnStop(store);
     const options = handlerOptionsOf(config, store, log);
-    const app = createHandler({
-      ...options,
-      stopSignal: life.signal,
-    });
     const sink = bufferedSink();
     life.closeOnStop({ close: () => sink.flush() });
     return {
-      fetch: config.quiet ? app : withRequestLog(app, sink, {
-        format: config.logFormat,
-        clientOf: options.clientOf,
+      fetch: createHandler({
+        ...options,
+        stopSignal: life.signal,
+        onResponse: config.quiet ? undefined : requestLogger(sink, {
+          format: config.logFormat,
+          clientOf: options.clientOf,
+        }),
       }),
       onListen(addr) {
         log.info(listeningBanner(addr as Deno.NetAddr, config.service));

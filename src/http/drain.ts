@@ -1,30 +1,28 @@
 /**
- * Graceful shutdown: stop taking requests, let those in flight finish.
+ * Graceful shutdown: let the requests in flight finish.
  * @module
  */
 
-import { statusResponse } from "./response.ts";
 import type { Handler } from "./router.ts";
 
 /**
  * Counts requests in flight so shutdown can wait for them itself. Deno 2.9's
  * `server.shutdown()` makes the unread body of a request in flight fail
  * (denoland/deno#36809), so the server is shut down only once the handlers
- * are done; meanwhile new requests are told to go elsewhere.
+ * are done; meanwhile the handler itself sends new requests elsewhere (see
+ * `stopSignal`).
  */
 export function drainable(handler: Handler): {
   handler: Handler;
-  /** Refuses new requests (503) and resolves once none is in flight, or after `timeoutMs`. */
+  /** Resolves once no request is in flight, or after `timeoutMs`. */
   drain(timeoutMs: number): Promise<void>;
 } {
   let inFlight = 0;
-  let draining = false;
   let idle = () => {};
   const done = () => {
     if (--inFlight === 0) idle();
   };
   const tracked: Handler = (req, info) => {
-    if (draining) return statusResponse(503, { connection: "close" });
     inFlight++;
     let res;
     try {
@@ -39,7 +37,6 @@ export function drainable(handler: Handler): {
     return res;
   };
   const drain = (timeoutMs: number) => {
-    draining = true;
     if (inFlight === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);

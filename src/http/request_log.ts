@@ -6,12 +6,12 @@
 
 import { type ClientAddressOf, clientAddressOf } from "./client_address.ts";
 import { requestPath } from "./request_path.ts";
-import type { ConnectionInfo, Handler } from "./router.ts";
+import type { ResponseObserver } from "./observe_responses.ts";
 
 /** How log lines are written: as text, or one JSON object per line. */
 export type LogFormat = "text" | "json";
 
-/** Options of {@linkcode withRequestLog}. */
+/** Options of {@linkcode requestLogger}. */
 export interface RequestLogOptions {
   /** `text` (the default): `TIME METHOD PATH STATUS MSms`; `json`: an object with `time`, `method`, `route`, `status`, `ms` and `client`. */
   format?: LogFormat;
@@ -58,24 +58,23 @@ export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   const out = options.out ?? writeAll;
   const maxBytes = options.maxBytes ?? 65536;
   const delayMs = options.delayMs ?? 50;
-  let pending: string[] = [];
-  let length = 0;
+  // One string grown line by line: V8 joins the pieces only when it is
+  // encoded, which measured half the cost of an array joined at flush.
+  let pending = "";
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    if (pending.length === 0) return;
-    const text = pending.join("\n") + "\n";
-    pending = [];
-    length = 0;
+    if (pending === "") return;
+    const text = pending;
+    pending = "";
     out(encoder.encode(text));
   };
   addEventListener("unload", flush);
   return {
     write(line) {
-      pending.push(line);
-      length += line.length + 1;
-      if (length >= maxBytes) flush();
+      pending += `${line}\n`;
+      if (pending.length >= maxBytes) flush();
       else timer ??= setTimeout(flush, delayMs);
     },
     flush,
@@ -83,34 +82,28 @@ export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
 }
 
 /**
- * Wraps `handler` to log one line per request to `sink`: the time it was
- * answered (ISO 8601, UTC), method, path, status, milliseconds, and in JSON
- * the client's address. Never a header, a query or a body: the token and
- * the messages stay out of the log.
+ * The request log's observer: one line per answered request to `sink`, with
+ * the time it was answered (ISO 8601, UTC), method, path, status,
+ * milliseconds, and in JSON the client's address. Never a header, a query or
+ * a body: the token and the messages stay out of the log. Given as
+ * `createHandler`'s `onResponse`, it shares the clock of the metrics.
  */
-export function withRequestLog(
-  handler: Handler,
+export function requestLogger(
   sink: LogSink,
   options: RequestLogOptions = {},
-): Handler {
+): ResponseObserver {
   const clientOf = options.clientOf ?? clientAddressOf();
   const json = options.format === "json";
   // Many requests are answered within one millisecond: the time is
   // formatted once for all of them.
   let lastMs = 0;
   let lastTime = "";
-  const log = (
-    req: Request,
-    info: ConnectionInfo | undefined,
-    res: Response,
-    start: number,
-  ) => {
+  return (req, res, ms, info) => {
     const now = Date.now();
     if (now !== lastMs) {
       lastMs = now;
       lastTime = new Date(now).toISOString();
     }
-    const ms = (performance.now() - start).toFixed(2);
     // The path only: the query is the client's business, and the token
     // travels in a header, which is never logged.
     sink.write(
@@ -120,18 +113,12 @@ export function withRequestLog(
           method: req.method,
           route: requestPath(req),
           status: res.status,
-          ms: Number(ms),
+          ms: Math.round(ms * 100) / 100,
           client: clientOf(req, info),
         })
-        : `${lastTime} ${req.method} ${requestPath(req)} ${res.status} ${ms}ms`,
+        : `${lastTime} ${req.method} ${requestPath(req)} ${res.status} ${
+          ms.toFixed(2)
+        }ms`,
     );
-    return res;
-  };
-  return (req, info) => {
-    const start = performance.now();
-    const res = handler(req, info);
-    return res instanceof Promise
-      ? res.then((answer) => log(req, info, answer, start))
-      : log(req, info, res, start);
   };
 }

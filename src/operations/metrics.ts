@@ -8,7 +8,6 @@
  */
 
 import { requestPath } from "../http/request_path.ts";
-import type { Handler } from "../http/router.ts";
 import type { Awaitable } from "../store/store.ts";
 
 /** The content type of the Prometheus text format. */
@@ -178,21 +177,4 @@ export class Metrics {
     });
     return lines.join("\n") + "\n";
   }
-}
-
-/**
- * Wraps `handler` so that `metrics` counts every answer and its duration.
- */
-export function withMetrics(handler: Handler, metrics: Metrics): Handler {
-  const done = (req: Request, res: Response, start: number) => {
-    metrics.observe(req, res.status, (performance.now() - start) / 1000);
-    return res;
-  };
-  return (req, info) => {
-    const start = performance.now();
-    const res = handler(req, info);
-    return res instanceof Promise
-      ? res.then((answer) => done(req, answer, start))
-      : done(req, res, start);
-  };
 }

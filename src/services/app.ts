@@ -13,7 +13,11 @@ import {
   mergeRoutes,
 } from "../http/router.ts";
 import { withCors } from "../http/cors.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse, statusResponse } from "../http/response.ts";
+import {
+  observeResponses,
+  type ResponseObserver,
+} from "../http/observe_responses.ts";
 import { openApiDocument } from "../openapi/openapi_document.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { StoreUnavailableError } from "../store/store.ts";
@@ -23,7 +27,7 @@ import { type ServiceOptions, streamHubOf } from "./service_options.ts";
 import { type ServiceSelection, servicesOf } from "./service_names.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
-import { Metrics, withMetrics } from "../operations/metrics.ts";
+import { Metrics } from "../operations/metrics.ts";
 import { operationRoutes } from "../operations/operation_routes.ts";
 
 /**
@@ -50,6 +54,12 @@ export interface HandlerOptions extends ServiceOptions {
    * send them (`https://example.org`), or `*` for any. Default: none.
    */
   corsOrigins?: readonly string[];
+  /**
+   * Told of every answer and how long it took, the refusals while stopping
+   * included: the program's request log. It runs on the request path, so it
+   * should only note what it needs and write later.
+   */
+  onResponse?: ResponseObserver;
 }
 
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
@@ -96,8 +106,20 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       return mapStoreError(error);
     },
   });
-  return withMetrics(
-    withCors(router, routes, options.corsOrigins ?? []),
-    metrics,
-  );
+  const served = withCors(router, routes, options.corsOrigins ?? []);
+  const stopping = options.stopSignal;
+  // Once stopping, new requests are sent elsewhere, and still counted and
+  // logged; those in flight finish.
+  const refusing: Handler = (req, info) =>
+    stopping?.aborted
+      ? statusResponse(503, { connection: "close" })
+      : served(req, info);
+  const { onResponse } = options;
+  const observer: ResponseObserver = onResponse
+    ? (req, res, ms, info) => {
+      metrics.observe(req, res.status, ms / 1000);
+      onResponse(req, res, ms, info);
+    }
+    : (req, res, ms) => metrics.observe(req, res.status, ms / 1000);
+  return observeResponses(refusing, observer);
 }

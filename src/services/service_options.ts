@@ -52,7 +52,11 @@ export interface ServiceOptions {
   maxStreams?: number;
   /** How many event streams one client may have open at once; past it `GET /events` is 429. Default 20. */
   maxStreamsPerClient?: number;
-  /** Aborted when the server begins to stop: event streams end at once, so shutdown need not wait for their readers. */
+  /**
+   * Aborted when the server begins to stop: event streams end at once, so
+   * shutdown need not wait for their readers, and `createHandler` answers
+   * new requests 503 with `Connection: close` so that clients go elsewhere.
+   */
   stopSignal?: AbortSignal;
   /** Each client's write allowance; past it writes are answered 429. Default: no limit. */
   rateLimit?: RateLimit;

@@ -6,7 +6,8 @@
  * creates it, which tells the second that it is late.
  */
 
-import { bufferedSink, withRequestLog } from "../../src/http/request_log.ts";
+import { observeResponses } from "../../src/http/observe_responses.ts";
+import { bufferedSink, requestLogger } from "../../src/http/request_log.ts";
 import { startServeWorker } from "../../src/program/serve_worker.ts";
 
 function isFirst(lock: string): boolean {
@@ -26,11 +27,11 @@ export default await startServeWorker(async (life) => {
   const sink = bufferedSink();
   life.closeOnStop({ close: () => sink.flush() });
   return {
-    fetch: withRequestLog(async (req) => {
+    fetch: observeResponses(async (req) => {
       if (new URL(req.url).pathname === "/slow") {
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
       return new Response(late ? "late" : "early");
-    }, sink),
+    }, requestLogger(sink)),
   };
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { bufferedSink, withRequestLog } from "../../src/http/request_log.ts";
+import { bufferedSink, requestLogger } from "../../src/http/request_log.ts";
+import { createHandler } from "../../src/services/app.ts";
 
 function collecting(options: { maxBytes?: number; delayMs?: number } = {}) {
   const writes: string[] = [];
@@ -34,20 +35,72 @@ Deno.test("a full batch is written at once, and flush writes the rest", () => {
   assert.equal(writes.length, 2, "an empty flush writes nothing");
 });
 
-Deno.test("withRequestLog logs method, path without query, status and time, never the token", async () => {
+Deno.test("the request log, as createHandler's onResponse, logs method, path without query, status and time, never the token or the body", async () => {
   const { sink, writes } = collecting();
-  const handler = withRequestLog(
-    () => new Response(null, { status: 201 }),
-    sink,
-  );
+  const handler = createHandler({ onResponse: requestLogger(sink) });
+  const secret = `a-${"f".repeat(40)}`;
   await handler(
     new Request("http://h/users?secret=1", {
-      headers: { "x-messaging-token": `a-${"f".repeat(40)}` },
+      headers: { "x-messaging-token": secret },
     }),
   );
-  sink.flush();
-  assert.match(
-    writes[0],
-    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/users 201 \d+\.\d\dms\n$/,
+  await handler(
+    new Request("http://h/quote", { method: "POST", body: "Quiet, please." }),
   );
+  sink.flush();
+  const lines = writes.join("").split("\n");
+  assert.match(
+    lines[0],
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/users 401 \d+\.\d\dms$/,
+  );
+  assert.match(lines[1], /Z POST \/quote 200 \d+\.\d\dms$/);
+  assert.deepEqual(lines.slice(2), [""]);
+  assert.ok(!writes.join("").includes("f".repeat(40)));
+  assert.ok(!writes.join("").includes("Quiet"));
+});
+
+Deno.test("in JSON, each answer is one object with the client the handler was told of", async () => {
+  const { sink, writes } = collecting();
+  const handler = createHandler({
+    onResponse: requestLogger(sink, { format: "json" }),
+  });
+  await handler(new Request("http://h/nowhere?x=1"), {
+    remoteAddr: { transport: "tcp", hostname: "192.0.2.9", port: 4000 },
+  });
+  sink.flush();
+  const entry = JSON.parse(writes.join(""));
+  // Fields in order; the time and duration vary, so only their types.
+  assert.deepEqual(
+    Object.entries(entry).map(([key, value]) =>
+      key === "time" || key === "ms" ? [key, typeof value] : [key, value]
+    ),
+    [
+      ["time", "string"],
+      ["method", "GET"],
+      ["route", "/nowhere"],
+      ["status", 404],
+      ["ms", "number"],
+      ["client", "192.0.2.9"],
+    ],
+  );
+});
+
+Deno.test("once stopSignal is aborted, new requests are answered 503 with Connection: close, and still logged", async () => {
+  const { sink, writes } = collecting();
+  const stop = new AbortController();
+  const handler = createHandler({
+    stopSignal: stop.signal,
+    onResponse: requestLogger(sink),
+  });
+  assert.equal((await handler(new Request("http://h/quote"))).status, 200);
+  stop.abort();
+  const refused = await handler(new Request("http://h/quote"));
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("connection"), "close");
+  assert.deepEqual(await refused.json(), {
+    status: 503,
+    message: "Service Unavailable",
+  });
+  sink.flush();
+  assert.match(writes.join(""), /Z GET \/quote 503 \d+\.\d\dms\n$/);
 });

@@ -38,7 +38,15 @@ Deno.test("deno serve --parallel: a worker stopped while still starting leaves t
   const kill = setTimeout(() => child.kill("SIGKILL"), 20_000);
   try {
     // Only the first worker listens: the other is still starting.
-    await waitForAnswer(`http://127.0.0.1:${port}/`);
+    await waitForAnswer(`http://127.0.0.1:${port}/`).catch(async (error) => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // It has already exited, which is what its standard error explains.
+      }
+      const { stderr } = await child.output();
+      throw new Error(`${error.message}: ${new TextDecoder().decode(stderr)}`);
+    });
     const slow = fetch(`http://127.0.0.1:${port}/slow`);
     await new Promise((resolve) => setTimeout(resolve, 100));
     child.kill("SIGTERM");
