@@ -34,6 +34,7 @@ import {
   type StoreLimits,
   StoreUnavailableError,
 } from "../store.ts";
+import { CommandDeadlines } from "./command_deadlines.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
@@ -121,6 +122,7 @@ export class RedisStore implements Store {
   #messagesLimit = 0;
   #pending = 0;
   #maxPending: number;
+  #deadlines: CommandDeadlines;
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
   #clock = { offset: 0, error: 0 };
   /**
@@ -148,6 +150,7 @@ export class RedisStore implements Store {
     this.#history = limits.history;
     this.#maxUsers = limits.maxUsers;
     this.#timeoutMs = timeoutMs;
+    this.#deadlines = new CommandDeadlines(timeoutMs);
     this.#maxPending = maxPending;
     // A failed check is tried again at the next tick.
     this.#checker = setInterval(
@@ -318,19 +321,16 @@ export class RedisStore implements Store {
     }
     this.#pending++;
     return new Promise<T>((resolve, reject) => {
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        reject(new StoreUnavailableError("Redis did not answer in time"));
-      }, this.#timeoutMs);
+      const waiting = this.#deadlines.start(() =>
+        reject(new StoreUnavailableError("Redis did not answer in time"))
+      );
       command().then((value) => {
         this.#pending--;
-        clearTimeout(timer);
-        if (timedOut) onLate?.(value);
-        else resolve(value);
+        if (this.#deadlines.finish(waiting)) resolve(value);
+        else onLate?.(value);
       }, (error) => {
         this.#pending--;
-        clearTimeout(timer);
+        this.#deadlines.finish(waiting);
         reject(error);
       });
     });
@@ -555,6 +555,7 @@ export class RedisStore implements Store {
   /** Closes both connections. */
   async close(): Promise<void> {
     clearInterval(this.#checker);
+    this.#deadlines.close();
     await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);
   }
 }
