@@ -6,6 +6,7 @@
  * @module
  */
 
+import { Deadlines } from "../timers/deadlines.ts";
 import { HttpError } from "./http_error.ts";
 
 const strictDecoder = new TextDecoder("utf-8", {
@@ -58,67 +59,28 @@ export interface BodyReader {
 const FIRST_READ_BYTES = 4096;
 const EMPTY = new Uint8Array(0);
 
-/**
- * How often reads are checked against their deadline: a quarter of the
- * deadline, but at least every second, so a body is refused between 1 and
- * 1.25 times the deadline after it started. One shared timer and a count of
- * its checks, instead of a timer and a clock reading per request: Deno
- * 2.9's `setTimeout` and `clearTimeout` cost about 1.5 µs a pair.
- */
-function sweepEveryMs(timeoutMs: number): number {
-  return Math.min(1000, Math.max(5, Math.ceil(timeoutMs / 4)));
-}
-
 interface Reading {
-  /** The count of checks at which the body is late. */
-  lateAt: number;
-  /** Ends the read with `error`. */
-  stop(error: HttpError): void;
+  /** Ends the read with `error`, once it is no longer waited for. */
+  end(error: HttpError): void;
 }
 
 /** Builds a reader that applies `limits` to every body it reads. */
 export function createBodyReader(limits: BodyLimits): BodyReader {
   const { maxBytes, timeoutMs, signal } = limits;
   // Reads in progress, so one timer and one stop listener serve them all.
-  const reading = new Set<Reading>();
-  const period = sweepEveryMs(timeoutMs);
-  // A read starts anywhere between two checks, hence the one more.
-  const checksToDeadline = Math.ceil(timeoutMs / period) + 1;
-  let checks = 0;
-  let sweeper: ReturnType<typeof setInterval> | undefined;
-  // The timer keeps the process alive only while a read is in progress,
-  // and ends at the first check that finds none: toggling costs 0.06 µs.
-  const sweep = () => {
-    checks++;
-    for (const entry of reading) {
-      if (entry.lateAt <= checks) {
-        entry.stop(bodyError(
-          408,
-          `Request body did not arrive within ${timeoutMs / 1000} s`,
-        ));
-      }
-    }
-    if (reading.size === 0 && sweeper !== undefined) {
-      clearInterval(sweeper);
-      sweeper = undefined;
-    }
-  };
-  const started = (entry: Reading) => {
-    reading.add(entry);
-    if (sweeper === undefined) sweeper = setInterval(sweep, period);
-    else if (reading.size === 1) Deno.refTimer(sweeper);
-  };
-  /** Whether `entry` was still reading; it no longer is. */
-  const ended = (entry: Reading) => {
-    if (!reading.delete(entry)) return false;
-    if (reading.size === 0 && sweeper !== undefined) {
-      Deno.unrefTimer(sweeper);
-    }
-    return true;
-  };
+  const reading = new Deadlines<Reading>(
+    timeoutMs,
+    (entry) =>
+      entry.end(bodyError(
+        408,
+        `Request body did not arrive within ${timeoutMs / 1000} s`,
+      )),
+  );
   signal?.addEventListener("abort", () => {
     const stopping = new HttpError(503);
-    for (const entry of reading) entry.stop(stopping);
+    for (const entry of reading.items()) {
+      if (reading.delete(entry)) entry.end(stopping);
+    }
   }, { once: true });
 
   // Not async: one promise per body, the one the caller awaits, settled
@@ -151,9 +113,7 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     return new Promise((resolve, reject) => {
       let giveUp = () => {};
       const entry: Reading = {
-        lateAt: checks + checksToDeadline,
-        stop(error) {
-          if (!ended(entry)) return;
+        end(error) {
           giveUp();
           reject(error);
         },
@@ -161,9 +121,9 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
       const read = body === undefined
         ? req.bytes()
         : readAll(body, expected, maxBytes, (release) => giveUp = release);
-      started(entry);
+      reading.add(entry);
       read.then((result) => {
-        if (!ended(entry)) return;
+        if (!reading.delete(entry)) return;
         // Deno's HTTP framing holds a body to its declared length; a
         // Request built in code does not.
         if (result.byteLength > maxBytes) {
@@ -172,7 +132,7 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
           reject(bodyError(400, "Request body was cut short"));
         } else resolve(finish(result));
       }, (error) => {
-        if (!ended(entry)) return;
+        if (!reading.delete(entry)) return;
         reject(
           error instanceof HttpError
             ? error

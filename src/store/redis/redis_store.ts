@@ -34,7 +34,7 @@ import {
   type StoreLimits,
   StoreUnavailableError,
 } from "../store.ts";
-import { CommandDeadlines } from "./command_deadlines.ts";
+import { Deadlines } from "../../timers/deadlines.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
@@ -61,7 +61,7 @@ export interface RedisStoreOptions extends StoreLimits {
   url: string;
   /** Prepended to every key and the change channel, so deployments can share a server. Default `lms:`. */
   prefix?: string;
-  /** How long one command may wait for its reply before the request is answered 503. Default 1,000 ms. */
+  /** How long one command may wait for its reply before the request is answered 503; it is checked every quarter of it, so the answer comes between 1 and 1.25 times this. Default 1,000 ms. */
   commandTimeoutMs?: number;
   /** How many commands may wait for Redis at once; past it requests are answered 503 at once and nothing is queued. Default 1,000. */
   maxPendingCommands?: number;
@@ -122,7 +122,8 @@ export class RedisStore implements Store {
   #messagesLimit = 0;
   #pending = 0;
   #maxPending: number;
-  #deadlines: CommandDeadlines;
+  /** The commands waiting for Redis, each failed once the command timeout passes. */
+  #waiting: Deadlines<{ reject: (error: Error) => void }>;
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
   #clock = { offset: 0, error: 0 };
   /**
@@ -150,7 +151,13 @@ export class RedisStore implements Store {
     this.#history = limits.history;
     this.#maxUsers = limits.maxUsers;
     this.#timeoutMs = timeoutMs;
-    this.#deadlines = new CommandDeadlines(timeoutMs);
+    this.#waiting = new Deadlines(
+      timeoutMs,
+      (waiting) =>
+        waiting.reject(
+          new StoreUnavailableError("Redis did not answer in time"),
+        ),
+    );
     this.#maxPending = maxPending;
     // A failed check is tried again at the next tick.
     this.#checker = setInterval(
@@ -302,7 +309,8 @@ export class RedisStore implements Store {
 
   /**
    * Answers what `command` answers, or fails as unavailable once it has
-   * waited the command timeout. node-redis's own timeout stops counting
+   * waited the command timeout (one timer checks every command waiting, so
+   * between 1 and 1.25 times it). node-redis's own timeout stops counting
    * once a command is written, so a Redis that stops reading (frozen, or a
    * network that drops packets) would otherwise hold the request forever.
    * A command that timed out stays queued in the client until Redis
@@ -321,16 +329,15 @@ export class RedisStore implements Store {
     }
     this.#pending++;
     return new Promise<T>((resolve, reject) => {
-      const waiting = this.#deadlines.start(() =>
-        reject(new StoreUnavailableError("Redis did not answer in time"))
-      );
+      const waiting = { reject };
+      this.#waiting.add(waiting);
       command().then((value) => {
         this.#pending--;
-        if (this.#deadlines.finish(waiting)) resolve(value);
+        if (this.#waiting.delete(waiting)) resolve(value);
         else onLate?.(value);
       }, (error) => {
         this.#pending--;
-        this.#deadlines.finish(waiting);
+        this.#waiting.delete(waiting);
         reject(error);
       });
     });
@@ -555,7 +562,7 @@ export class RedisStore implements Store {
   /** Closes both connections. */
   async close(): Promise<void> {
     clearInterval(this.#checker);
-    this.#deadlines.close();
+    this.#waiting.close();
     await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);
   }
 }
