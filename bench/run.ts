@@ -20,6 +20,7 @@ import {
 } from "../tests/_support/redis_server.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 import { renderChart } from "./chart.ts";
+import { roundOrder } from "./round_order.ts";
 
 interface Scenario {
   name: string;
@@ -419,7 +420,7 @@ try {
       );
     }
     for (let round = 0; round < rounds; round++) {
-      for (const target of targets) {
+      for (const target of roundOrder(targets, round, rounds)) {
         const server = servers.get(target.name)!;
         const before = cpuTicks(server.process.pid);
         const run = await wrk(
