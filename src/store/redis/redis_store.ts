@@ -310,9 +310,10 @@ export class RedisStore implements Store {
   /**
    * Answers what `command` answers, or fails as unavailable once it has
    * waited the command timeout (one timer checks every command waiting, so
-   * between 1 and 1.25 times it). node-redis's own timeout stops counting
-   * once a command is written, so a Redis that stops reading (frozen, or a
-   * network that drops packets) would otherwise hold the request forever.
+   * between 1 and 1.25 times it). node-redis's own timeout is off
+   * (`connection.ts`): it stopped counting once a command was written, so a
+   * Redis that stops reading (frozen, or a network that drops packets)
+   * would have held the request forever.
    * A command that timed out stays queued in the client until Redis
    * answers, so at most `maxPendingCommands` may wait at once: past it the
    * command is not sent at all. `onLate` sees the answer of a command that
