@@ -78,9 +78,7 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
   );
   signal?.addEventListener("abort", () => {
     const stopping = new HttpError(503);
-    for (const entry of reading.items()) {
-      if (reading.delete(entry)) entry.end(stopping);
-    }
+    for (const entry of reading.clear()) entry.end(stopping);
   }, { once: true });
 
   // Not async: one promise per body, the one the caller awaits, settled
@@ -121,9 +119,9 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
       const read = body === undefined
         ? req.bytes()
         : readAll(body, expected, maxBytes, (release) => giveUp = release);
-      reading.add(entry);
+      const wait = reading.add(entry);
       read.then((result) => {
-        if (!reading.delete(entry)) return;
+        if (!reading.delete(wait)) return;
         // Deno's HTTP framing holds a body to its declared length; a
         // Request built in code does not.
         if (result.byteLength > maxBytes) {
@@ -132,7 +130,7 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
           reject(bodyError(400, "Request body was cut short"));
         } else resolve(finish(result));
       }, (error) => {
-        if (!reading.delete(entry)) return;
+        if (!reading.delete(wait)) return;
         reject(
           error instanceof HttpError
             ? error

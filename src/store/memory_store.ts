@@ -37,8 +37,10 @@ export class MemoryStore implements Store {
   #maxUsers: number;
   #quote = INITIAL_QUOTE;
   // GET / is the hottest read and changes only on a post, so its answer is
-  // built once per post, not once per request.
-  #newestJson = new Map<number, string>();
+  // built once per post, not once per request. One slot, not a Map: a
+  // long-lived Map cleared on every post allocates a new table each time,
+  // in the old generation once the Map has aged there.
+  #newest: { limit: number; json: string } | undefined;
   /** The id of the newest message: ids are consecutive, so the ring holds ids `#lastId - size + 1` to `#lastId`. */
   #lastId = 0;
   #listeners = new ChangeListeners();
@@ -92,7 +94,7 @@ export class MemoryStore implements Store {
   addMessage(message: string, allowance?: Allowance): number {
     this.#spend(allowance);
     this.#messages.push(message);
-    this.#newestJson.clear();
+    this.#newest = undefined;
     const id = ++this.#lastId;
     this.#listeners.emit({ kind: "message", id, json: message });
     return id;
@@ -122,12 +124,11 @@ export class MemoryStore implements Store {
 
   /** The newest `limit` messages as JSON array text. */
   newestMessages(limit: number): string {
-    let json = this.#newestJson.get(limit);
-    if (json === undefined) {
-      json = `[${this.#messages.newest(limit).join(",")}]`;
-      this.#newestJson.set(limit, json);
+    if (this.#newest?.limit !== limit) {
+      const json = `[${this.#messages.newest(limit).join(",")}]`;
+      this.#newest = { limit, json };
     }
-    return json;
+    return this.#newest.json;
   }
 
   /** The current quote. */

@@ -63,13 +63,16 @@ export class TokenBuckets {
       this.#sweep(now);
       this.#nextSweep = now + rate.burst * rate.periodMs;
     }
-    const full = Math.max(this.#full.get(client) ?? now, now);
+    const tracked = this.#full.get(client);
+    const full = Math.max(tracked ?? now, now);
     const wait = full - now - (rate.burst - 1) * rate.periodMs;
     if (wait > 0) return wait;
-    // Deleted first, so the map's order is the order of last writes and
-    // the cap forgets the client that wrote longest ago.
-    this.#full.delete(client);
-    if (this.#full.size >= this.#maxClients) {
+    // A tracked client's entry is updated in place rather than deleted and
+    // added again: a long-lived Map with a delete and an add per write
+    // rebuilds its table every few writes, and once the Map has aged into
+    // V8's old generation each rebuild is old-space garbage. So the map's
+    // order is the order clients were first tracked, which the cap follows.
+    if (tracked === undefined && this.#full.size >= this.#maxClients) {
       this.#full.delete(this.#full.keys().next().value!);
     }
     this.#full.set(client, full + rate.periodMs);

@@ -45,7 +45,7 @@ Deno.test("10,000 addresses are forgotten once their buckets are full again", ()
   assert.equal(buckets.size, 1);
 });
 
-Deno.test("past maxClients the client that wrote longest ago is forgotten, so memory has a ceiling", () => {
+Deno.test("past maxClients the client tracked longest is forgotten, so memory has a ceiling", () => {
   const { buckets } = clocked({ maxClients: 1000 });
   for (let i = 0; i < 10_000; i++) buckets.take(`client ${i}`, rate);
   assert.equal(buckets.size, 1000);
@@ -53,4 +53,20 @@ Deno.test("past maxClients the client that wrote longest ago is forgotten, so me
   buckets.take("client 9999", rate);
   buckets.take("client 9999", rate);
   assert.equal(buckets.take("client 9999", rate), 1000);
+});
+
+Deno.test("at the cap a client writing again keeps its place: the one tracked first is forgotten", () => {
+  const { buckets } = clocked({ maxClients: 2 });
+  buckets.take("a", rate);
+  buckets.take("b", rate);
+  buckets.take("a", rate);
+  buckets.take("c", rate);
+  assert.equal(buckets.size, 2);
+  // "a", which had spent two writes, was forgotten: its bucket is full again.
+  assert.deepEqual([1, 2, 3, 4].map(() => buckets.take("a", rate)), [
+    0,
+    0,
+    0,
+    1000,
+  ]);
 });

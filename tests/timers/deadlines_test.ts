@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Deadlines } from "../../src/timers/deadlines.ts";
+import { Deadlines, type Wait } from "../../src/timers/deadlines.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -8,6 +8,7 @@ function watched(timeoutMs: number) {
   const started = new Map<string, number>();
   const waited = new Map<string, number>();
   const expired = new Map<string, PromiseWithResolvers<void>>();
+  const waits = new Map<string, Wait<string>>();
   const deadlines = new Deadlines<string>(timeoutMs, (item) => {
     waited.set(item, performance.now() - started.get(item)!);
     expired.get(item)!.resolve();
@@ -18,21 +19,22 @@ function watched(timeoutMs: number) {
     start(item: string) {
       started.set(item, performance.now());
       expired.set(item, Promise.withResolvers());
-      deadlines.add(item);
+      waits.set(item, deadlines.add(item));
     },
+    end: (item: string) => deadlines.delete(waits.get(item)!),
     expiry: (item: string) => expired.get(item)!.promise,
   };
 }
 
 Deno.test("deadlines: each wait expires once its length has passed, never earlier, oldest first; a late delete says so", async () => {
-  const { deadlines, waited, start, expiry } = watched(100);
+  const { deadlines, waited, start, end, expiry } = watched(100);
   start("first");
   await sleep(60);
   start("second");
   await expiry("first");
   assert.ok(waited.get("first")! >= 100, `after ${waited.get("first")} ms`);
   assert.equal(waited.get("second"), undefined, "the second is not due yet");
-  assert.equal(deadlines.delete("first"), false);
+  assert.equal(end("first"), false);
   await expiry("second");
   const second = waited.get("second")!;
   assert.ok(second >= 100, `after ${second} ms`);
@@ -42,17 +44,21 @@ Deno.test("deadlines: each wait expires once its length has passed, never earlie
 });
 
 Deno.test("deadlines: a wait ended in time never expires; the others are listed in start order", async () => {
-  const { deadlines, waited, start, expiry } = watched(40);
-  start("a");
-  start("b");
-  start("c");
-  assert.deepEqual([...deadlines.items()], ["a", "b", "c"]);
-  assert.equal(deadlines.delete("b"), true);
-  assert.equal(deadlines.delete("b"), false);
-  assert.deepEqual([...deadlines.items()], ["a", "c"]);
-  await Promise.all([expiry("a"), expiry("c")]);
+  const { deadlines, waited, start, end, expiry } = watched(40);
+  for (const item of ["a", "b", "c", "d"]) start(item);
+  assert.deepEqual([...deadlines.items()], ["a", "b", "c", "d"]);
+  assert.equal(end("b"), true);
+  assert.equal(end("b"), false);
+  assert.deepEqual([...deadlines.items()], ["a", "c", "d"]);
+  // The first and the last too: the list must stay whole at both ends.
+  assert.equal(end("a"), true);
+  assert.equal(end("d"), true);
+  assert.deepEqual([...deadlines.items()], ["c"]);
+  start("e");
+  assert.deepEqual([...deadlines.items()], ["c", "e"]);
+  await Promise.all([expiry("c"), expiry("e")]);
   await sleep(80);
-  assert.equal(waited.get("b"), undefined);
+  assert.deepEqual([...waited.keys()].sort(), ["c", "e"]);
 });
 
 Deno.test({
@@ -66,4 +72,21 @@ Deno.test({
   await sleep(60);
   assert.equal(waited.get("a"), undefined);
   assert.deepEqual([...deadlines.items()], []);
+});
+
+Deno.test({
+  name:
+    "deadlines: clear ends every wait at once and answers them in start order; none expires later",
+  sanitizeOps: true,
+}, async () => {
+  const { deadlines, waited, start, end } = watched(20);
+  start("a");
+  start("b");
+  assert.deepEqual(deadlines.clear(), ["a", "b"]);
+  assert.equal(end("a"), false);
+  assert.deepEqual([...deadlines.items()], []);
+  // A wait started after the clear still expires; the timer then stops.
+  start("c");
+  await sleep(80);
+  assert.deepEqual([...waited.keys()], ["c"]);
 });

@@ -330,8 +330,7 @@ export class RedisStore implements Store {
     }
     this.#pending++;
     return new Promise<T>((resolve, reject) => {
-      const waiting = { reject };
-      this.#waiting.add(waiting);
+      const waiting = this.#waiting.add({ reject });
       command().then((value) => {
         this.#pending--;
         if (this.#waiting.delete(waiting)) resolve(value);
