@@ -29,9 +29,13 @@ export interface LogSink {
 
 /** Options of {@linkcode bufferedSink}. */
 export interface BufferedSinkOptions {
-  /** Writes bytes out whole. Default: standard error. */
+  /** Writes the bytes out whole before it returns: the sink reuses them. Default: standard error. */
   out?: (bytes: Uint8Array) => void;
-  /** A batch this large is written at once. Default 64 KiB. */
+  /**
+   * The size of a batch: no write is larger, except lines arriving together
+   * that might not fit an empty batch, which go out on their own. Default
+   * 64 KiB.
+   */
   maxBytes?: number;
   /** The longest a line waits to be written, in milliseconds. Default 50. */
   delayMs?: number;
@@ -53,29 +57,49 @@ function writeAll(bytes: Uint8Array): void {
  * `GET /quote` (25.2 µs against 13.1 µs with `--quiet`). It writes what it
  * holds when the process ends, `Deno.exit` included (both fire `unload`);
  * `serve.ts` also flushes when `deno serve` stops it.
+ *
+ * The batch waits as bytes, not as text. Lines kept as one string until
+ * the batch was written outlived V8's young collections, and so many
+ * survivors made V8 grow its young generation: RSS grew by 22 MB more than
+ * with `--quiet` while 100,000 messages were posted. So lines are joined in
+ * a short string (one encoding per kilobyte, not one per line, which cost
+ * twice as much) that is encoded into the batch before it can age.
  */
 export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   const out = options.out ?? writeAll;
   const maxBytes = options.maxBytes ?? 65536;
   const delayMs = options.delayMs ?? 50;
-  // One string grown line by line: V8 joins the pieces only when it is
-  // encoded, which measured half the cost of an array joined at flush.
-  let pending = "";
+  const encodeAt = Math.min(1024, Math.floor(maxBytes / 8));
+  const batch = new Uint8Array(maxBytes);
+  let used = 0;
+  let lines = "";
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const send = () => {
+    if (used === 0) return;
+    const bytes = batch.subarray(0, used);
+    used = 0;
+    out(bytes);
+  };
+  const encode = () => {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const most = 3 * lines.length;
+    if (used + most > maxBytes) send();
+    if (most > maxBytes) out(encoder.encode(lines));
+    else used += encoder.encodeInto(lines, batch.subarray(used)).written;
+    lines = "";
+  };
   const flush = () => {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
     timer = undefined;
-    if (pending === "") return;
-    const text = pending;
-    pending = "";
-    out(encoder.encode(text));
+    if (lines !== "") encode();
+    send();
   };
   addEventListener("unload", flush);
   return {
     write(line) {
-      pending += `${line}\n`;
-      if (pending.length >= maxBytes) flush();
-      else timer ??= setTimeout(flush, delayMs);
+      lines += `${line}\n`;
+      if (lines.length >= encodeAt) encode();
+      timer ??= setTimeout(flush, delayMs);
     },
     flush,
   };

@@ -23,16 +23,43 @@ Deno.test("lines are written together, in order, once the delay has passed", asy
   );
 });
 
-Deno.test("a full batch is written at once, and flush writes the rest", () => {
-  const { sink, writes } = collecting({ maxBytes: 20, delayMs: 60_000 });
-  sink.write("0123456789");
-  sink.write("0123456789");
-  assert.deepEqual(writes, ["0123456789\n0123456789\n"]);
+Deno.test("a full batch is written at once, far fewer writes than lines; flush writes the rest", () => {
+  const maxBytes = 400;
+  const { sink, writes } = collecting({ maxBytes, delayMs: 60_000 });
+  const lines = Array.from(
+    { length: 2000 },
+    (_, i) => `line ${String(i).padStart(14, "0")}`,
+  );
+  for (const line of lines) sink.write(line);
+  const total = lines.length * 20;
+  assert.ok(writes.length > 0, "full batches go out without waiting");
+  assert.ok(writes.length <= total / (maxBytes / 2), `${writes.length} writes`);
+  for (const batch of writes) assert.ok(batch.length <= maxBytes);
+  sink.flush();
+  assert.equal(writes.join(""), lines.map((line) => `${line}\n`).join(""));
+  const count = writes.length;
+  sink.flush();
+  assert.equal(writes.length, count, "an empty flush writes nothing");
   sink.write("tail");
   sink.flush();
-  assert.deepEqual(writes, ["0123456789\n0123456789\n", "tail\n"]);
+  assert.equal(writes.at(-1), "tail\n");
+});
+
+Deno.test("any text, any line length: whole lines in order, and a write over maxBytes only for lines too long for a batch", () => {
+  const maxBytes = 256;
+  const { sink, writes } = collecting({ maxBytes, delayMs: 60_000 });
+  const lines = Array.from(
+    { length: 300 },
+    (_, i) => `${i} ${"ü€😀".repeat(i % 7)} ${"-".repeat((i * 37) % 300)}`,
+  );
+  for (const line of lines) sink.write(line);
   sink.flush();
-  assert.equal(writes.length, 2, "an empty flush writes nothing");
+  for (const batch of writes) {
+    assert.ok(batch.endsWith("\n"));
+    const size = new TextEncoder().encode(batch).length;
+    assert.ok(size <= maxBytes || 3 * batch.length > maxBytes, batch);
+  }
+  assert.equal(writes.join(""), lines.map((line) => `${line}\n`).join(""));
 });
 
 Deno.test("the request log, as createHandler's onResponse, logs method, path without query, status and time, never the token or the body", async () => {
