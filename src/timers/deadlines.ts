@@ -10,7 +10,7 @@
  * every few dozen changes. Once V8 has moved the table to the old
  * generation (after an idle spell, or a spell of other requests), each new
  * table is allocated there too, so every rebuild became old-space garbage:
- * the process grew by 10-20 MB more than plain `Deno.serve` while 200,000
+ * the process grew by 11-14 MB more than plain `Deno.serve` while 200,000
  * messages were posted (`bench/results/profiles/old_space_churn.md`).
  * @module
  */
@@ -95,6 +95,7 @@ export class Deadlines<T> {
   clear(): T[] {
     const items = [...this.items()];
     while (this.#first !== undefined) this.#unlink(this.#first);
+    if (this.#timer !== undefined) Deno.unrefTimer(this.#timer);
     return items;
   }
 
