@@ -1,9 +1,9 @@
 /**
  * `deno task bench:memory`: does memory stay flat? Posts 200,000 messages and
- * registers 50,000 users over HTTP to the real program and then to the two
- * peers (`bench/peers/`), reporting each one's RSS idle, primed, along the
- * way and at the end; then measures, in this process with forced GC, what
- * one registered user costs on the heap.
+ * registers 50,000 users over HTTP to the real program (quiet, then logging)
+ * and then to the two peers (`bench/peers/`), reporting each one's RSS idle,
+ * primed, along the way and at the end; then measures, in this process with
+ * forced GC, what one registered user costs on the heap.
  * @module
  */
 
@@ -111,19 +111,24 @@ async function measure(server: RunningServer): Promise<Point[]> {
 
 const peer = (name: string) =>
   new URL(`./peers/${name}.ts`, import.meta.url).pathname;
+// The program as `deno task start` runs it logs every request: its log is
+// measured too, written to /dev/null as in `deno task bench`.
+const program = (logged: boolean) => () =>
+  startServer(
+    [
+      ...(logged ? [] : ["--quiet"]),
+      "--max-users=10000000",
+      ...(flags.store ? [`--store=${flags.store}`] : []),
+    ],
+    {},
+    {
+      denoFlags: flags["v8-flags"] ? [`--v8-flags=${flags["v8-flags"]}`] : [],
+      discardStderr: logged,
+    },
+  );
 const servers: [string, () => Promise<RunningServer>][] = [
-  ["program", () =>
-    startServer(
-      [
-        "--quiet",
-        "--max-users=10000000",
-        ...(flags.store ? [`--store=${flags.store}`] : []),
-      ],
-      {},
-      {
-        denoFlags: flags["v8-flags"] ? [`--v8-flags=${flags["v8-flags"]}`] : [],
-      },
-    )],
+  ["program", program(false)],
+  ["program, logged", program(true)],
   ["plain", () => startServer([], {}, { entry: peer("plain") })],
   ["hono", () => startServer([], {}, { entry: peer("hono") })],
 ];
@@ -160,6 +165,8 @@ console.log(
     (own[1].mb - plain[1].mb).toFixed(1)
   } MB (targets: within 5), growth ${
     (growth("program") - growth("plain")).toFixed(1)
+  } MB, logged ${
+    (growth("program, logged") - growth("plain")).toFixed(1)
   } MB (target: within 10)`,
 );
 
