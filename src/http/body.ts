@@ -59,26 +59,24 @@ export interface BodyReader {
 const FIRST_READ_BYTES = 4096;
 const EMPTY = new Uint8Array(0);
 
-interface Reading {
-  /** Ends the read with `error`, once it is no longer waited for. */
-  end(error: HttpError): void;
-}
+/** Ends a read with `error`, once it is no longer waited for. */
+type EndRead = (error: HttpError) => void;
 
 /** Builds a reader that applies `limits` to every body it reads. */
 export function createBodyReader(limits: BodyLimits): BodyReader {
   const { maxBytes, timeoutMs, signal } = limits;
   // Reads in progress, so one timer and one stop listener serve them all.
-  const reading = new Deadlines<Reading>(
+  const reading = new Deadlines<EndRead>(
     timeoutMs,
-    (entry) =>
-      entry.end(bodyError(
+    (end) =>
+      end(bodyError(
         408,
         `Request body did not arrive within ${timeoutMs / 1000} s`,
       )),
   );
   signal?.addEventListener("abort", () => {
     const stopping = new HttpError(503);
-    for (const entry of reading.clear()) entry.end(stopping);
+    for (const end of reading.clear()) end(stopping);
   }, { once: true });
 
   // Not async: one promise per body, the one the caller awaits, settled
@@ -110,16 +108,13 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
 
     return new Promise((resolve, reject) => {
       let giveUp = () => {};
-      const entry: Reading = {
-        end(error) {
-          giveUp();
-          reject(error);
-        },
-      };
       const read = body === undefined
         ? req.bytes()
         : readAll(body, expected, maxBytes, (release) => giveUp = release);
-      const wait = reading.add(entry);
+      const wait = reading.add((error) => {
+        giveUp();
+        reject(error);
+      });
       read.then((result) => {
         if (!reading.delete(wait)) return;
         // Deno's HTTP framing holds a body to its declared length; a

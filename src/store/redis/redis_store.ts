@@ -123,7 +123,7 @@ export class RedisStore implements Store {
   #pending = 0;
   #maxPending: number;
   /** The commands waiting for Redis, each failed once the command timeout passes. */
-  #waiting: Deadlines<{ reject: (error: Error) => void }>;
+  #waiting: Deadlines<(error: Error) => void>;
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
   #clock = { offset: 0, error: 0 };
   /**
@@ -153,10 +153,8 @@ export class RedisStore implements Store {
     this.#timeoutMs = timeoutMs;
     this.#waiting = new Deadlines(
       timeoutMs,
-      (waiting) =>
-        waiting.reject(
-          new StoreUnavailableError("Redis did not answer in time"),
-        ),
+      (reject) =>
+        reject(new StoreUnavailableError("Redis did not answer in time")),
     );
     this.#maxPending = maxPending;
     // A failed check is tried again at the next tick.
@@ -330,7 +328,7 @@ export class RedisStore implements Store {
     }
     this.#pending++;
     return new Promise<T>((resolve, reject) => {
-      const waiting = this.#waiting.add({ reject });
+      const waiting = this.#waiting.add(reject);
       command().then((value) => {
         this.#pending--;
         if (this.#waiting.delete(waiting)) resolve(value);
