@@ -47,7 +47,6 @@ export class Deadlines<T> {
   /** In start order, so in expiry order too: every wait has one length. */
   #first: Link<T> | undefined;
   #last: Link<T> | undefined;
-  #size = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(timeoutMs: number, onExpire: (item: T) => void) {
@@ -59,16 +58,16 @@ export class Deadlines<T> {
   /** Starts waiting for `item`. */
   add(item: T): Wait<T> {
     const link = new Link(item, this.#checks + this.#checksToDeadline);
-    if (this.#last === undefined) this.#first = link;
-    else {
+    if (this.#last === undefined) {
+      this.#first = link;
+      if (this.#timer === undefined) {
+        this.#timer = setInterval(this.#check, this.#period);
+      } else Deno.refTimer(this.#timer);
+    } else {
       link.prev = this.#last;
       this.#last.next = link;
     }
     this.#last = link;
-    if (this.#timer === undefined) {
-      this.#timer = setInterval(this.#check, this.#period);
-    } else if (this.#size === 0) Deno.refTimer(this.#timer);
-    this.#size++;
     return link;
   }
 
@@ -80,7 +79,7 @@ export class Deadlines<T> {
     // The timer keeps the process alive only while something waits; it is
     // cleared at the first check that finds nothing, and toggling it costs
     // 0.06 µs where clearing and setting it again cost 1.5.
-    if (this.#size === 0) Deno.unrefTimer(this.#timer!);
+    if (this.#first === undefined) Deno.unrefTimer(this.#timer!);
     return true;
   }
 
@@ -93,8 +92,11 @@ export class Deadlines<T> {
 
   /** Ends every wait at once, answering their items in start order; nothing of them expires later. */
   clear(): T[] {
-    const items = [...this.items()];
-    while (this.#first !== undefined) this.#unlink(this.#first);
+    const items: T[] = [];
+    for (let link = this.#first; link !== undefined; link = this.#first) {
+      items.push(link.item);
+      this.#unlink(link);
+    }
     if (this.#timer !== undefined) Deno.unrefTimer(this.#timer);
     return items;
   }
@@ -115,7 +117,6 @@ export class Deadlines<T> {
     // the young one, so a link that aged there, even once garbage, would
     // keep its young neighbours alive.
     link.prev = link.next = undefined;
-    this.#size--;
   }
 
   #stop(): void {
@@ -130,6 +131,6 @@ export class Deadlines<T> {
       this.#unlink(link);
       this.#onExpire(link.item);
     }
-    if (this.#size === 0) this.#stop();
+    if (this.#first === undefined) this.#stop();
   };
 }

@@ -26,12 +26,14 @@ Deno.test("lines are written together, in order, once the delay has passed", asy
 Deno.test("a full batch is written at once, far fewer writes than lines; flush writes the rest", () => {
   const maxBytes = 400;
   const { sink, writes } = collecting({ maxBytes, delayMs: 60_000 });
+  // 21 bytes a line, which does not divide the batch: a sink that let a
+  // batch run past maxBytes would show it.
   const lines = Array.from(
     { length: 2000 },
-    (_, i) => `line ${String(i).padStart(14, "0")}`,
+    (_, i) => `line ${String(i).padStart(15, "0")}`,
   );
   for (const line of lines) sink.write(line);
-  const total = lines.length * 20;
+  const total = lines.length * 21;
   assert.ok(writes.length > 0, "full batches go out without waiting");
   assert.ok(writes.length <= total / (maxBytes / 2), `${writes.length} writes`);
   for (const batch of writes) assert.ok(batch.length <= maxBytes);
