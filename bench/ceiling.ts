@@ -2,7 +2,10 @@
  * The ceiling servers the benchmark compares against: what Deno's HTTP stack
  * does with no application at all. `ceiling` answers one constant JSON body
  * without reading the request; `--read` (`ceiling-read`) reads the whole
- * request body first. Prints the same banner as the program.
+ * request body first. Prints the same banner as the program. `--node` also
+ * loads the `node:` modules the program loads (its flags, CPU time and
+ * event-loop lag), so that `bench:memory` can show what Deno's Node layer
+ * costs a server that does nothing else.
  * @module
  */
 
@@ -10,6 +13,13 @@
 const BODY = '{"status":"ok"}';
 const HEADERS = { "content-type": "application/json; charset=UTF-8" };
 const read = Deno.args.includes("--read");
+if (Deno.args.includes("--node")) {
+  await Promise.all([
+    import("node:util"),
+    import("node:process"),
+    import("node:timers"),
+  ]);
+}
 
 Deno.serve(
   {

@@ -2,12 +2,14 @@
  * `deno task bench:memory`: does memory stay flat? Posts 200,000 messages and
  * registers 50,000 users over HTTP to the real program (quiet, then logging)
  * and then to the two peers (`bench/peers/`), reporting each one's RSS idle,
- * primed, along the way and at the end; then measures, in this process with
- * forced GC, what one registered user costs on the heap.
+ * primed, along the way and at the end; then what idle memory is made of,
+ * from Deno's HTTP stack alone up to the program; then measures, in this
+ * process with forced GC, what one registered user costs on the heap.
  * @module
  */
 
 import { flagsOf, usageError } from "./cli.ts";
+import { median } from "./median.ts";
 import { MemoryStore } from "../src/store/memory_store.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
@@ -126,10 +128,11 @@ const program = (logged: boolean) => () =>
       discardStderr: logged,
     },
   );
+const plain = () => startServer([], {}, { entry: peer("plain") });
 const servers: [string, () => Promise<RunningServer>][] = [
   ["program", program(false)],
   ["program, logged", program(true)],
-  ["plain", () => startServer([], {}, { entry: peer("plain") })],
+  ["plain", plain],
   ["hono", () => startServer([], {}, { entry: peer("hono") })],
 ];
 const results = new Map<string, Point[]>();
@@ -159,16 +162,55 @@ console.log(
   } |`,
 );
 const own = results.get("program")!;
-const plain = results.get("plain")!;
+const plainPoints = results.get("plain")!;
 console.log(
-  `\nAgainst plain: idle ${(own[0].mb - plain[0].mb).toFixed(1)} MB, primed ${
-    (own[1].mb - plain[1].mb).toFixed(1)
+  `\nAgainst plain: idle ${
+    (own[0].mb - plainPoints[0].mb).toFixed(1)
+  } MB, primed ${
+    (own[1].mb - plainPoints[1].mb).toFixed(1)
   } MB (targets: within 5), growth ${
     (growth("program") - growth("plain")).toFixed(1)
   } MB, logged ${
     (growth("program, logged") - growth("plain")).toFixed(1)
   } MB (target: within 10)`,
 );
+
+// Idle memory, layer by layer. One start varies by a megabyte or so, so each
+// is the median of several, the servers taking turns.
+const IDLE_STARTS = 5;
+const ceiling = new URL("./ceiling.ts", import.meta.url).pathname;
+const layers: [string, () => Promise<RunningServer>][] = [
+  [
+    "`Deno.serve` answering a constant",
+    () => startServer([], {}, { entry: ceiling }),
+  ],
+  [
+    "the same, loading the program's `node:` modules",
+    () => startServer(["--node"], {}, { entry: ceiling }),
+  ],
+  ["plain", plain],
+  ["program", program(false)],
+];
+const idle = new Map<string, number[]>(layers.map(([name]) => [name, []]));
+for (let i = 0; i < IDLE_STARTS; i++) {
+  for (const [name, start] of layers) {
+    const server = await start();
+    await new Promise((r) => setTimeout(r, 200));
+    idle.get(name)!.push(rssMb(server.process.pid));
+    await server.stop();
+  }
+}
+console.log(
+  `\n| idle RSS MB, median of ${IDLE_STARTS} starts | median | range |`,
+);
+console.log("|---|--:|--:|");
+for (const [name, mbs] of idle) {
+  console.log(
+    `| ${name} | ${median(mbs).toFixed(1)} | ${Math.min(...mbs).toFixed(1)}–${
+      Math.max(...mbs).toFixed(1)
+    } |`,
+  );
+}
 
 // Heap cost of a user in the memory store, net of the name string itself.
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -20,6 +20,7 @@ import {
 } from "../tests/_support/redis_server.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 import { renderChart } from "./chart.ts";
+import { median } from "./median.ts";
 import { roundOrder } from "./round_order.ts";
 
 interface Scenario {
@@ -285,13 +286,6 @@ async function setUp(url: string): Promise<string> {
   }
   return token;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2
-    ? s[(s.length - 1) / 2]
-    : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 const peer = (name: string) =>
   new URL(`./peers/${name}.ts`, import.meta.url).pathname;
