@@ -1,7 +1,7 @@
 /**
  * `deno task bench`: the HTTP load benchmark. Starts the two ceiling servers,
- * the two peers a user would pick instead (`bench/peers/`: plain `Deno.serve`
- * and Hono) and the real program (quiet, and with its request log) side by
+ * the two peers a user would pick instead (`bench/peers/`: plain `Deno.serve`,
+ * twice to show the run's noise, and Hono) and the real program (quiet, and with its request log) side by
  * side, drives each with the same `wrk` load, alternating servers round by
  * round so drift hits all alike, and reports requests/s, p99 latency, server
  * CPU per request and the ratios to the matching ceiling and to the peers,
@@ -303,6 +303,9 @@ const targets: Target[] = [
     ceiling: true,
   },
   { name: "plain", args: [], entry: peer("plain") },
+  // The same server twice: how far apart two identical servers land in this
+  // run is the noise every comparison in it is read against.
+  { name: "plain, again", args: [], entry: peer("plain") },
   { name: "hono", args: [], entry: peer("hono") },
   { name: "memory", args: ["--quiet", "--max-users=100000000"] },
   { name: "memory, logged", args: ["--max-users=100000000"], logs: true },
@@ -505,6 +508,17 @@ function verdicts(): string[] {
         } µs, ${fmt(own.rps)} req/s ≥ ${fmt(other.rps)}`,
       );
     }
+    const plain = rowOf(name, "plain");
+    const plainAgain = rowOf(name, "plain, again");
+    if (plain && plainAgain) {
+      lines.push(
+        `- noise: ${name}: two copies of plain, ${f(plain.cpuUsPerReq)} and ${
+          f(plainAgain.cpuUsPerReq)
+        } µs, differ by ${
+          f(Math.abs(plain.cpuUsPerReq - plainAgain.cpuUsPerReq))
+        } µs`,
+      );
+    }
     const limit = scenario.kind === "GET" ? 1.10 : 1.05;
     if (own.cpuRatio !== undefined) {
       judge(
@@ -512,7 +526,6 @@ function verdicts(): string[] {
         `${name}: CPU ÷ ceiling ${f(own.cpuRatio, 3)} ≤ ${f(limit)}`,
       );
     }
-    const plain = rowOf(name, "plain");
     judge(
       own.p99ms <= 1.5 || (plain !== undefined && own.p99ms <= plain.p99ms),
       `${name}: p99 ${f(own.p99ms)} ms ≤ 1.5 ms or ≤ plain's ${
