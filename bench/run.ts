@@ -1,12 +1,12 @@
 /**
  * `deno task bench`: the HTTP load benchmark. Starts the two ceiling servers,
  * the two peers a user would pick instead (`bench/peers/`: plain `Deno.serve`,
- * twice to show the run's noise, and Hono) and the real program (quiet, and with its request log) side by
- * side, drives each with the same `wrk` load, alternating servers round by
- * round so drift hits all alike, and reports requests/s, p99 latency, server
- * CPU per request and the ratios to the matching ceiling and to the peers,
- * then checks the targets, as a Markdown table, a JSON file and an SVG chart
- * under `bench/results/`.
+ * twice to show the run's noise, and Hono) and the real program (quiet, and
+ * with its request log) side by side, drives each with the same `wrk` load,
+ * alternating servers round by round so drift hits all alike, and reports
+ * requests/s, p99 latency, server CPU per request and the ratios to the
+ * matching ceiling and to the peers, then checks the targets, as a Markdown
+ * table, a JSON file and an SVG chart under `bench/results/`.
  *
  * wrk runs on core 0 and every server on core 1 (`taskset`), so one cannot
  * steal the other's cycles.
@@ -605,7 +605,9 @@ await Deno.writeTextFile(
   `${OUT}latest.svg`,
   renderChart(rows.filter((r) => r.rpsRatio !== undefined)),
 );
-console.error(`written: ${OUT}latest.{md,json,svg} and ${stamp}.json`);
+console.error(
+  `written: ${OUT}latest.{md,json,svg} and ${stamp}.{md,json}`,
+);
 if (failed) {
   console.error(
     "error: some runs saw unexpected statuses; their figures are not throughput",
