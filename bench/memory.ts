@@ -10,6 +10,7 @@
 
 import { flagsOf, usageError } from "./cli.ts";
 import { median } from "./median.ts";
+import { statusMb } from "./proc.ts";
 import { MemoryStore } from "../src/store/memory_store.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
@@ -39,11 +40,10 @@ const MESSAGES = Number(flags.messages);
 const USERS = Number(flags.users);
 const CONCURRENCY = Number(flags.concurrency);
 
-function rssMb(pid: number): number {
-  const out = new Deno.Command("cat", { args: [`/proc/${pid}/status`] })
-    .outputSync();
-  const kb = new TextDecoder().decode(out.stdout).match(/VmRSS:\s+(\d+)/)?.[1];
-  return Number(kb) / 1024;
+/** The RSS of `pid` once 200 ms have let the last requests' work settle. */
+async function settledRssMb(pid: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 200));
+  return statusMb(pid, "VmRSS");
 }
 
 /** Sends `count` requests made by `make(i)`, `CONCURRENCY` at a time; every one must be 200. */
@@ -88,8 +88,7 @@ async function measure(server: RunningServer): Promise<Point[]> {
     new Request(`${url}users`, { method: "POST", body: `member${i}` });
   const points: Point[] = [];
   const mark = async (label: string) => {
-    await new Promise((r) => setTimeout(r, 200));
-    points.push({ label, mb: rssMb(pid) });
+    points.push({ label, mb: await settledRssMb(pid) });
   };
   try {
     await mark("idle");
@@ -195,8 +194,7 @@ const idle = new Map<string, number[]>(layers.map(([name]) => [name, []]));
 for (let i = 0; i < IDLE_STARTS; i++) {
   for (const [name, start] of layers) {
     const server = await start();
-    await new Promise((r) => setTimeout(r, 200));
-    idle.get(name)!.push(rssMb(server.process.pid));
+    idle.get(name)!.push(await settledRssMb(server.process.pid));
     await server.stop();
   }
 }

@@ -21,6 +21,7 @@ import {
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 import { renderChart } from "./chart.ts";
 import { median } from "./median.ts";
+import { readProc, statusMb } from "./proc.ts";
 import { roundOrder } from "./round_order.ts";
 
 interface Scenario {
@@ -188,22 +189,10 @@ const pin = (core: number) =>
     ? ["taskset", "-c", String(core)]
     : [];
 
-/** Reads a file under /proc through `cat`: Deno grants /proc reads only with --allow-all. */
-function readProc(path: string): string {
-  const out = new Deno.Command("cat", { args: [path] }).outputSync();
-  return new TextDecoder().decode(out.stdout);
-}
-
 function cpuTicks(pid: number): number {
   const stat = readProc(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return Number(fields[11]) + Number(fields[12]);
-}
-
-function peakRssMb(pid: number): number {
-  const status = readProc(`/proc/${pid}/status`);
-  const kb = Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0);
-  return kb / 1024;
 }
 
 function parseLatencyMs(text: string): number {
@@ -451,7 +440,7 @@ try {
         rps,
         p99ms: median(rs.map((r) => r.p99ms)),
         cpuUsPerReq: cpu,
-        peakRssMb: peakRssMb(servers.get(target.name)!.process.pid),
+        peakRssMb: statusMb(servers.get(target.name)!.process.pid, "VmHWM"),
         rounds: rs,
       };
       if (!target.ceiling) {

@@ -10,6 +10,7 @@
  */
 
 import { flagsOf, usageError } from "./cli.ts";
+import { statusMb } from "./proc.ts";
 import {
   type RedisServer,
   startRedis,
@@ -64,13 +65,7 @@ const start = performance.now();
 const elapsed = () => performance.now() - start;
 const running = () => elapsed() < durationMs;
 
-/** Reads a file under /proc through `cat`: Deno grants /proc reads only with --allow-all. */
-function rssMb(): number {
-  const out = new Deno.Command("cat", { args: [`/proc/${pid}/status`] })
-    .outputSync();
-  const kb = new TextDecoder().decode(out.stdout).match(/VmRSS:\s+(\d+)/)?.[1];
-  return Number(kb ?? 0) / 1024;
-}
+const rssMb = () => statusMb(pid, "VmRSS");
 
 // ---- the load ----
 

@@ -83,13 +83,6 @@ export class Deadlines<T> {
     return true;
   }
 
-  /** The items waiting, in the order they started. */
-  *items(): IterableIterator<T> {
-    for (let link = this.#first; link !== undefined; link = link.next) {
-      yield link.item;
-    }
-  }
-
   /** Ends every wait at once, answering their items in start order; nothing of them expires later. */
   clear(): T[] {
     const items: T[] = [];
