@@ -18,6 +18,8 @@ const now = () => performance.timeOrigin + performance.now();
 const seen = new Map<number, number>();
 const lastSeen = new Map<number, number>();
 let opened = 0;
+/** The status line of the first stream refused, if any was. */
+let refused: string | undefined;
 const conns: Deno.TcpConn[] = [];
 const request = new TextEncoder().encode(
   "GET /events HTTP/1.1\r\nHost: bench\r\n\r\n",
@@ -39,11 +41,17 @@ async function hold(index: number): Promise<void> {
       return;
     }
     if (n === null) return;
+    const text = carry + decoder.decode(buffer.subarray(0, n));
     if (first) {
       first = false;
+      // A refusal (503 past --max-streams, 429 past the per-client cap) is
+      // an answer too, but no stream.
+      if (!text.startsWith("HTTP/1.1 200 ")) {
+        refused ??= text.slice(0, text.indexOf("\r\n"));
+        return;
+      }
       opened++;
     }
-    const text = carry + decoder.decode(buffer.subarray(0, n));
     const at = now();
     for (const match of text.matchAll(/\nid: (\d+)\n/g)) {
       const id = Number(match[1]);
@@ -65,10 +73,16 @@ for (let i = 0; i < count; i += 200) {
   );
   await new Promise((resolve) => setTimeout(resolve, 20));
 }
-for (let tries = 0; opened < count && tries < 600; tries++) {
+for (let tries = 0; opened < count && !refused && tries < 600; tries++) {
   await new Promise((resolve) => setTimeout(resolve, 50));
 }
-console.log(opened === count ? "ready" : `only ${opened} of ${count} opened`);
+console.log(
+  opened === count
+    ? "ready"
+    : `only ${opened} of ${count} opened${
+      refused ? `; refused: ${refused}` : ""
+    }`,
+);
 // Wait for the bench to say it is done.
 for await (const _ of Deno.stdin.readable) break;
 console.log(JSON.stringify(Object.fromEntries(lastSeen)));

@@ -8,6 +8,7 @@
  */
 
 import { flagsOf, usageError } from "./cli.ts";
+import { statusMb } from "./proc.ts";
 import { startRedis } from "../tests/_support/redis_server.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
@@ -30,16 +31,12 @@ if (
   usageError("bad --streams, --posts or --stores");
 }
 
-function rssMb(pid: number): number {
-  const out = new Deno.Command("cat", { args: [`/proc/${pid}/status`] })
-    .outputSync();
-  const kb = new TextDecoder().decode(out.stdout).match(/VmRSS:\s+(\d+)/)?.[1];
-  return Number(kb ?? 0) / 1024;
-}
+const rssMb = (pid: number) => statusMb(pid, "VmRSS");
 
 const now = () => performance.timeOrigin + performance.now();
+// NaN when no post reached every stream: the table then says so.
 const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 
 interface Row {
   store: string;
@@ -56,6 +53,8 @@ async function measure(store: string, count: number): Promise<Row> {
   const args = [
     "--quiet",
     `--max-streams=${count + 10}`,
+    // Every reader connects from this one address.
+    `--max-streams-per-client=${count + 10}`,
     ...(redis ? [`--store=${redis.url}`] : []),
   ];
   const servers: RunningServer[] = [await startServer(args)];
