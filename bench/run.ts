@@ -580,23 +580,20 @@ const header =
   }, ${new Date().toISOString()}`;
 console.log(`${header}\n\n${table}`);
 
-const stamp = new Date().toISOString().replaceAll(":", "-").slice(0, 19);
+// Only the newest run is kept: older ones stay in git history rather than
+// piling up beside it.
 const json = JSON.stringify(
   { date: new Date().toISOString(), deno, settings, rows },
   null,
   2,
 );
-await Deno.writeTextFile(`${OUT}${stamp}.json`, json + "\n");
 await Deno.writeTextFile(`${OUT}latest.json`, json + "\n");
-await Deno.writeTextFile(`${OUT}${stamp}.md`, `${header}\n\n${table}\n`);
 await Deno.writeTextFile(`${OUT}latest.md`, `${header}\n\n${table}\n`);
 await Deno.writeTextFile(
   `${OUT}latest.svg`,
   renderChart(rows.filter((r) => r.rpsRatio !== undefined)),
 );
-console.error(
-  `written: ${OUT}latest.{md,json,svg} and ${stamp}.{md,json}`,
-);
+console.error(`written: ${OUT}latest.{md,json,svg}`);
 if (failed) {
   console.error(
     "error: some runs saw unexpected statuses; their figures are not throughput",
