@@ -28,6 +28,16 @@ for (const page of await documentationPages()) {
 Deno.test("the pages with examples to run are found, README's first", async () => {
   const pages = await documentationPages();
   assert.equal(pages[0], "README.md");
+  for (
+    const page of [
+      "CONTRIBUTING.md",
+      "docs/api.md",
+      "docs/clients.md",
+      "docs/operating.md",
+    ]
+  ) {
+    assert.ok(pages.includes(page), page);
+  }
 });
 
 Deno.test("every TypeScript example of every page type-checks", async () => {
