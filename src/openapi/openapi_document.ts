@@ -438,7 +438,7 @@ const components: JsonObject = {
       in: "header",
       name: "X-Messaging-Token",
       description:
-        "`<name>-<token>` as `POST /users` returned it, sent as UTF-8 bytes; split at its first `-`.",
+        "`<name>-<token>` as `POST /users` returned it; split at its first `-`. A value that is valid UTF-8 is read as UTF-8, any other as ISO-8859-1 (one byte a character): names up to U+00FF may be sent either way, names beyond it only as UTF-8 bytes.",
     },
   },
   schemas: {

@@ -1,7 +1,7 @@
 /**
  * The `X-Messaging-Token` check, in one place: `<name>-<token>`, split at the
- * first `-`, the name decoded from the header's UTF-8 bytes, the token
- * compared in constant time.
+ * first `-`, the name read from the header's bytes as UTF-8 when they are
+ * UTF-8 and as ISO-8859-1 otherwise, the token compared in constant time.
  * @module
  */
 
@@ -13,7 +13,7 @@ export const TOKEN_HEADER = "x-messaging-token";
 
 /** A credential as sent: the name and the token it claims. */
 export interface Credential {
-  /** The user name, decoded from UTF-8. */
+  /** The user name, decoded from the header's bytes. */
   name: string;
   /** The 40-hex-digit token. */
   token: string;
@@ -21,28 +21,24 @@ export interface Credential {
 
 /**
  * Decodes a header value to text. Header values reach the handler as one
- * character per byte, so a name sent as UTF-8 (as curl and browsers send it)
- * must be put back together from those bytes.
+ * character per byte. Bytes that are valid UTF-8 are read as UTF-8 (curl,
+ * the client library and the page send names so); any others as ISO-8859-1,
+ * the character each byte already is, which is what browsers' `fetch`,
+ * Python's `requests` and Node's `fetch` send for a name such as `José`.
  */
 function decodeHeader(value: string): string | null {
   let ascii = true;
   for (let i = 0; i < value.length; i++) {
-    if (value.charCodeAt(i) > 0x7f) {
-      ascii = false;
-      break;
-    }
+    const code = value.charCodeAt(i);
+    // Not a header value: no byte is above 0xFF.
+    if (code > 0xff) return null;
+    if (code > 0x7f) ascii = false;
   }
   if (ascii) return value;
-  const bytes = new Uint8Array(value.length);
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i);
-    if (code > 0xff) return null;
-    bytes[i] = code;
-  }
-  return decodeUtf8(bytes);
+  return decodeUtf8(Uint8Array.from(value, (c) => c.charCodeAt(0))) ?? value;
 }
 
-/** Splits a header value into name and token, or `null` when it has no `-` or bad bytes. */
+/** Splits a header value into name and token, or `null` when it has no `-` or a character above U+00FF, which no header carries. */
 export function parseCredential(header: string | null): Credential | null {
   if (header === null) return null;
   const dash = header.indexOf("-");
