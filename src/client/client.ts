@@ -18,6 +18,7 @@ import {
   followEventStream,
   type FollowOptions,
 } from "./event_stream_client.ts";
+import { headerValue } from "./header_value.js";
 import { ServiceError } from "./service_error.ts";
 
 export { ServiceError };
@@ -81,15 +82,6 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** The credential as a header value: its UTF-8 bytes, one per character, as the wire carries them. */
-function tokenHeader(token: string): string {
-  let value = "";
-  for (const byte of new TextEncoder().encode(token)) {
-    value += String.fromCharCode(byte);
-  }
-  return value;
-}
-
 /** The shared part of both clients: one request, one JSON answer or a {@linkcode ServiceError}. */
 class JsonClient {
   readonly #base: URL;
@@ -114,7 +106,7 @@ class JsonClient {
   ): Promise<T> {
     const headers: Record<string, string> = {};
     if (init.token !== undefined) {
-      headers["x-messaging-token"] = tokenHeader(init.token);
+      headers["x-messaging-token"] = headerValue(init.token);
     }
     const res = await this.#fetch(new URL(path, this.#base), {
       method,

@@ -4,6 +4,9 @@
 /// <reference lib="dom" />
 // @ts-check
 
+// Inlined by chat_page.ts, so the page loads nothing: the one import.
+import { headerValue } from "../client/header_value.js";
+
 const TOKEN_KEY = "lms-token";
 // The log is bounded: a tab left open for days keeps the newest entries.
 const MAX_ENTRIES = 500;
@@ -84,8 +87,9 @@ async function call(path, init = {}) {
   }
 }
 
+/** The credential as UTF-8 bytes: as text, fetch refuses names beyond U+00FF. */
 function authHeaders() {
-  return { "x-messaging-token": token ?? "" };
+  return { "x-messaging-token": headerValue(token ?? "") };
 }
 
 function showJoined(/** @type {boolean} */ joined) {

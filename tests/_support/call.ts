@@ -1,5 +1,6 @@
 /** Shared test helpers: requests without a socket, and the store backends to run the contract against. */
 
+import { headerValue } from "../../src/client/header_value.js";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { RedisStore } from "../../src/store/redis/redis_store.ts";
 import type { ConnectionInfo, Handler } from "../../src/http/router.ts";
@@ -37,9 +38,7 @@ export function connectionFrom(hostname: string): ConnectionInfo {
 }
 
 /** A header value carrying `text` as UTF-8 bytes, one character per byte, as the wire does. */
-export function utf8Header(text: string): string {
-  return String.fromCharCode(...new TextEncoder().encode(text));
-}
+export const utf8Header: (text: string) => string = headerValue;
 
 /** Calls `handler` with a request built from the arguments, and reads the whole answer. */
 export async function call(

@@ -249,3 +249,54 @@ browserTest(
     assert.deepEqual(tab.watch.foreignRequests, []);
   },
 );
+
+/** Names from several scripts: Latin-1, beyond it, Cyrillic, CJK, emoji. */
+const NAMES = ["José", "Zoë", "Иван", "李雷", "Bob🚀", "Łukasz"];
+
+for (const name of NAMES) {
+  browserTest(
+    `${name} joins, is seen live by another tab, is listed, leaves and rejoins`,
+    [],
+    async (browser, server) => {
+      const tab = await openChat(browser, server);
+      const watcher = await openChat(browser, server);
+      await join(watcher, "Watcher");
+      await join(tab, name);
+      await tab.page.getByText(`Signed in as ${name}`).waitFor();
+
+      const text = `Hello from ${name}`;
+      await send(tab, text);
+      await messageIn(watcher, text).waitFor({ timeout: LIVE_MS });
+      assert.equal(
+        await messageIn(watcher, text).locator(".author").textContent(),
+        name,
+      );
+
+      await tab.page.getByRole("button", { name: "Refresh" }).click();
+      await tab.page.locator("#users li", { hasText: name }).waitFor();
+      assert.deepEqual(await tab.page.locator("#users li").allTextContents(), [
+        "Watcher",
+        name,
+      ]);
+
+      // Leaving unregisters, so the same name joins again.
+      await tab.page.getByRole("button", { name: "Leave" }).click();
+      await tab.page.getByRole("textbox", { name: "Name" }).waitFor();
+      assert.equal(
+        await tab.page.getByRole("alert").allTextContents().then(
+          (texts) => texts.join(""),
+        ),
+        "",
+      );
+      await join(tab, name);
+      await send(tab, "Back");
+      await messageIn(watcher, "Back").waitFor({ timeout: LIVE_MS });
+      assert.equal(await tab.page.locator("#status").textContent(), "Live");
+
+      for (const { watch } of [tab, watcher]) {
+        assert.deepEqual(watch.foreignRequests, []);
+        assert.deepEqual(watch.errors, []);
+      }
+    },
+  );
+}

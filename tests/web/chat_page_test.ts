@@ -50,6 +50,10 @@ Deno.test("the page loads nothing from elsewhere and has no inline event handler
   assert.doesNotMatch(text, /<[^>]+\son[a-z]+\s*=/i);
   assert.doesNotMatch(text, /innerHTML|outerHTML|insertAdjacentHTML/);
   assert.match(text, /EventSource\("\/events"\)|follow\("\/events"/);
+  // The script's import is inlined: a module import would load a file.
+  const [script] = inline(text, "script");
+  assert.doesNotMatch(script, /^\s*import\b/m);
+  assert.match(script, /function headerValue\(/);
 });
 
 Deno.test("HEAD /chat answers the headers with no body; other methods are 405", async () => {
