@@ -59,19 +59,35 @@ function nameOf(/** @type {string} */ credential) {
  * The service's own words for a refusal: the descriptions of a 400
  * envelope, or the message of any other error answer.
  * @param {Response} res
+ * @returns {Promise<string[]>}
  */
 async function refusalOf(res) {
   try {
     const body = await res.json();
     if (Array.isArray(body?.errors)) {
-      return body.errors.map((/** @type {any} */ e) => String(e.description))
-        .join(" ");
+      return body.errors.map((/** @type {any} */ e) => String(e.description));
     }
-    if (typeof body?.message === "string") return body.message;
+    if (typeof body?.message === "string") return [body.message];
   } catch {
     // Not JSON: the status line says what happened.
   }
-  return `${res.status} ${res.statusText}`.trim();
+  return [`${res.status} ${res.statusText}`.trim()];
+}
+
+/**
+ * Shows each line in `alert` as a line of its own, so two refusals of one
+ * request (a quote can fail both checks) never read as one sentence.
+ * @param {HTMLElement} alert
+ * @param {string | string[]} lines
+ */
+function showError(alert, lines) {
+  const shown = [lines].flat().filter((line) => line !== "");
+  alert.replaceChildren(...shown.map((line) => {
+    const span = document.createElement("span");
+    span.className = "line";
+    span.textContent = line;
+    return span;
+  }));
 }
 
 /**
@@ -107,7 +123,7 @@ function signOut(/** @type {string} */ reason) {
   token = null;
   sessionStorage.removeItem(TOKEN_KEY);
   showJoined(false);
-  ui.joinError.textContent = reason;
+  showError(ui.joinError, reason);
   ui.name.focus();
 }
 
@@ -221,11 +237,11 @@ ui.joinForm.addEventListener("submit", async (event) => {
   const name = ui.name.value;
   const res = await call("/users", { method: "POST", body: name });
   if (typeof res === "string") {
-    ui.joinError.textContent = res;
+    showError(ui.joinError, res);
     return;
   }
   if (!res.ok) {
-    ui.joinError.textContent = await refusalOf(res);
+    showError(ui.joinError, await refusalOf(res));
     ui.name.select();
     return;
   }
@@ -247,11 +263,11 @@ ui.postForm.addEventListener("submit", async (event) => {
     body: JSON.stringify({ text: ui.message.value, color }),
   });
   if (typeof res === "string") {
-    ui.postError.textContent = res;
+    showError(ui.postError, res);
   } else if (res.status === 401) {
     signOut("You are no longer signed in; join again.");
   } else if (!res.ok) {
-    ui.postError.textContent = await refusalOf(res);
+    showError(ui.postError, await refusalOf(res));
   } else {
     ui.message.value = "";
     ui.message.focus();
@@ -264,12 +280,12 @@ ui.leave.addEventListener("click", async () => {
     headers: authHeaders(),
   });
   if (typeof res === "string") {
-    ui.postError.textContent = res;
+    showError(ui.postError, res);
     return;
   }
   // Gone already (401) is as good as leaving.
   if (res.ok || res.status === 401) signOut("");
-  else ui.postError.textContent = await refusalOf(res);
+  else showError(ui.postError, await refusalOf(res));
 });
 
 ui.refreshUsers.addEventListener("click", () => refreshUsers());
@@ -281,8 +297,8 @@ ui.quoteForm.addEventListener("submit", async (event) => {
     method: "POST",
     body: ui.quoteText.value,
   });
-  if (typeof res === "string") ui.quoteError.textContent = res;
-  else if (!res.ok) ui.quoteError.textContent = await refusalOf(res);
+  if (typeof res === "string") showError(ui.quoteError, res);
+  else if (!res.ok) showError(ui.quoteError, await refusalOf(res));
   else ui.quoteText.value = "";
 });
 

@@ -300,3 +300,26 @@ for (const name of NAMES) {
     },
   );
 }
+
+browserTest(
+  "a quote refused twice shows the two refusals apart, one a line",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    await tab.page.getByRole("textbox", { name: "Quote" }).fill("lowercase");
+    await tab.page.getByRole("button", { name: "Set quote" }).click();
+    const alert = tab.page.locator("#quote-error");
+    await alert.filter({ hasText: "Does not end properly" }).waitFor();
+    // innerText is the text as laid out: a line break between the two.
+    assert.equal(
+      await alert.innerText(),
+      "Does not start with a majuscule\nDoes not end properly",
+    );
+    // A later refusal replaces both.
+    await tab.page.getByRole("textbox", { name: "Quote" }).fill("Lowercase");
+    await tab.page.getByRole("button", { name: "Set quote" }).click();
+    await alert.filter({ hasNotText: "majuscule" }).waitFor();
+    assert.equal(await alert.innerText(), "Does not end properly");
+    assert.deepEqual(tab.watch.errors, []);
+  },
+);
