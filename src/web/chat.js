@@ -91,16 +91,27 @@ function showError(alert, lines) {
 }
 
 /**
+ * Whether the last call reached the service. The status says Live only
+ * while it did: an open event stream alone does not mean Send will work.
+ */
+let callsReach = true;
+
+/**
  * @param {string} path
  * @param {RequestInit} [init]
  * @returns {Promise<Response | string>} the answer, or why there is none
  */
 async function call(path, init = {}) {
+  /** @type {Response | string} */
+  let answer;
   try {
-    return await fetch(path, init);
+    answer = await fetch(path, init);
   } catch {
-    return "The service cannot be reached; try again in a moment.";
+    answer = "The service cannot be reached; try again in a moment.";
   }
+  callsReach = typeof answer !== "string";
+  showStatus();
+  return answer;
 }
 
 /** The credential as UTF-8 bytes: as text, fetch refuses names beyond U+00FF. */
@@ -209,10 +220,12 @@ function follow(path, handlers, onFresh) {
   source.onopen = () => {
     if (!opened) onFresh();
     opened = true;
-    setStatus(path, true);
+    liveStreams.set(path, true);
+    showStatus();
   };
   source.onerror = () => {
-    setStatus(path, false);
+    liveStreams.set(path, false);
+    showStatus();
     if (source.readyState === EventSource.CLOSED) {
       setTimeout(() => follow(path, handlers, onFresh), RECONNECT_MS);
     }
@@ -222,13 +235,19 @@ function follow(path, handlers, onFresh) {
   }
 }
 
-/** @type {Map<string, boolean>} */
+/**
+ * Whether each event stream is open, by path.
+ * @type {Map<string, boolean>}
+ */
 const liveStreams = new Map();
-function setStatus(/** @type {string} */ path, /** @type {boolean} */ live) {
-  liveStreams.set(path, live);
+function showStatus() {
   const allLive = [...liveStreams.values()].every(Boolean);
-  ui.status.textContent = allLive ? "Live" : "Reconnecting…";
-  ui.status.classList.toggle("live", allLive);
+  ui.status.textContent = !callsReach
+    ? "Cannot reach the service"
+    : allLive
+    ? "Live"
+    : "Reconnecting…";
+  ui.status.classList.toggle("live", allLive && callsReach);
 }
 
 ui.joinForm.addEventListener("submit", async (event) => {

@@ -323,3 +323,32 @@ browserTest(
     assert.deepEqual(tab.watch.errors, []);
   },
 );
+
+browserTest(
+  "a call that cannot reach the service says so in the status too, until one does",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    await join(tab, "Dana");
+    const status = tab.page.locator("#status");
+    assert.equal(await status.textContent(), "Live");
+    // The event stream stays open; only POST / fails to reach the service.
+    await tab.page.route(server.url, (route) => route.abort("failed"));
+    const box = tab.page.getByRole("textbox", { name: "Message" });
+    await box.fill("lost");
+    await box.press("Enter");
+    await tab.page.getByRole("alert").filter({ hasText: "cannot be reached" })
+      .waitFor();
+    assert.equal(await status.textContent(), "Cannot reach the service");
+    assert.equal(await box.inputValue(), "lost", "what was typed is kept");
+
+    await tab.page.unroute(server.url);
+    await send(tab, "found");
+    assert.equal(await status.textContent(), "Live");
+    assert.equal(
+      await tab.page.locator("#post-error").textContent(),
+      "",
+      "the old error is gone",
+    );
+  },
+);
