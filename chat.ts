@@ -24,7 +24,11 @@ const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
   --help       show this help and exit
 
 In the chat: /red and /black pick the color of what you send, /users lists
-who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.`;
+who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.
+
+The exit status is 1 when a line read was not sent, or when input over a
+pipe ended before the chat joined (the service unreachable, or no name
+accepted), so that a script piping messages in learns they did not go.`;
 
 /** How many notices the terminal shows at once, newest last. */
 const NOTICES_SHOWN = 3;
@@ -227,7 +231,14 @@ const unreachable = (error: unknown) => error instanceof TypeError;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs the chat until the user leaves; returns the exit code. */
+/** `1 line` or `2 lines`. */
+const lines = (count: number) => `${count} line${count === 1 ? "" : "s"}`;
+
+/**
+ * Runs the chat until the user leaves; returns the exit code: 1 when a line
+ * read was not sent, or input over a pipe ended before joining, so a script
+ * that pipes messages in learns that they did not go.
+ */
 export async function chat(
   url: string,
   name: string | undefined,
@@ -255,7 +266,11 @@ export async function chat(
   // Signals end the chat at any point, joined or not. In raw mode Ctrl-C
   // arrives as a key; SIGHUP is the terminal going away.
   const quit = Promise.withResolvers<null>();
-  const onSignal = () => quit.resolve(null);
+  let signalled = false;
+  const onSignal = () => {
+    signalled = true;
+    quit.resolve(null);
+  };
   for (const signal of SIGNALS) Deno.addSignalListener(signal, onSignal);
   const stopListening = () => {
     for (const signal of SIGNALS) {
@@ -276,18 +291,33 @@ export async function chat(
     term.restore();
     return code;
   };
+  const typedEarly: string[] = [];
+  // Leaving before joining fails when lines read were never sent, or when a
+  // script's input ran out first: either way nothing it asked for was done.
+  const leaveBeforeJoining = (line: string | null) => {
+    const inputEnded = line === null && !signalled && !tty;
+    if (typedEarly.length === 0 && !inputEnded) return leaveUnjoined(0);
+    const why = down
+      ? `the service at ${url} could not be reached`
+      : "the input ended before a name was accepted";
+    const read = typedEarly.length > 0
+      ? ` (${lines(typedEarly.length)} read)`
+      : "";
+    const code = leaveUnjoined(1);
+    console.error(`error: ${why}; nothing was sent${read}.`);
+    return code;
+  };
 
   // Ask until a name registers. A refused name is asked again; an unreachable
   // service is retried with the same name, and meanwhile the user may still
   // leave (a signal, the end of input, /quit). Lines typed meanwhile are
   // sent once joined.
   let candidate = name;
-  const typedEarly: string[] = [];
   while (client.token === undefined) {
     if (candidate === undefined) {
       term.setPrompt("Your name: ");
       const line = await nextLine();
-      if (leaving(line)) return leaveUnjoined(0);
+      if (leaving(line)) return leaveBeforeJoining(line);
       candidate = line!;
     }
     try {
@@ -300,7 +330,9 @@ export async function chat(
           sleep(RETRY_MS).then(() => undefined),
           nextLine(),
         ]);
-        if (line !== undefined && leaving(line)) return leaveUnjoined(0);
+        if (line !== undefined && leaving(line)) {
+          return leaveBeforeJoining(line);
+        }
         if (line !== undefined) typedEarly.push(line!);
         continue;
       }
@@ -411,6 +443,7 @@ export async function chat(
     }
   };
 
+  let notSent = 0;
   try {
     for (;;) {
       const line = typedEarly.shift() ?? await nextLine();
@@ -433,6 +466,7 @@ export async function chat(
           } else if (error instanceof ServiceError) {
             term.notice(`Refused: ${error.message}`);
           } else throw error;
+          notSent++;
         }
         break;
       }
@@ -454,6 +488,12 @@ export async function chat(
         (error as Error).message
       }\n`,
     );
+  }
+  if (notSent > 0) {
+    console.error(
+      `error: ${lines(notSent)} ${notSent === 1 ? "was" : "were"} not sent.`,
+    );
+    return 1;
   }
   return 0;
 }

@@ -58,6 +58,16 @@ function startChat(args: string[]) {
   };
 }
 
+/** Waits for the chat to exit, and checks it failed with `message` alone on standard error. */
+async function assertFails(
+  chat: ReturnType<typeof startChat>,
+  message: string,
+) {
+  const { code, stderr } = await chat.status();
+  assert.equal(code, 1);
+  assert.equal(stderr, `error: ${message}\n`);
+}
+
 async function withServer(fn: (server: RunningServer) => Promise<void>) {
   const server = await startServer(["--quiet"]);
   try {
@@ -155,17 +165,69 @@ Deno.test("chat: an unknown /command is said to be one, and //text sends /text",
   });
 });
 
-for (const [how, leave] of [["/quit", "quit"], ["the end of input", "close"]]) {
-  Deno.test(`chat: with the service down it can be left before joining, by ${how}`, async () => {
-    const port = freePort();
-    const chat = startChat([`--url=http://127.0.0.1:${port}/`, "--name=early"]);
-    await chat.waitFor("is unreachable; retrying every second.");
-    if (leave === "quit") await chat.type("/quit");
-    else await chat.close();
-    const { code } = await chat.status();
-    assert.equal(code, 0);
+Deno.test("chat: with the service down it can be left before joining, by /quit", async () => {
+  const port = freePort();
+  const chat = startChat([`--url=http://127.0.0.1:${port}/`, "--name=early"]);
+  await chat.waitFor("is unreachable; retrying every second.");
+  await chat.type("/quit");
+  const { code, stderr } = await chat.status();
+  assert.equal(code, 0);
+  assert.equal(stderr, "");
+});
+
+Deno.test("chat over a pipe with no service: the input ends with nothing sent, it says so and exits 1", async () => {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}/`;
+  const silent = startChat([`--url=${url}`, "--name=early"]);
+  await silent.waitFor("is unreachable; retrying every second.");
+  await silent.close();
+  await assertFails(
+    silent,
+    `the service at ${url} could not be reached; nothing was sent.`,
+  );
+
+  // As a script runs it: lines piped in, the input closed at once.
+  const piped = startChat([`--url=${url}`, "--name=early"]);
+  await piped.type("hello");
+  await piped.type("/red");
+  await piped.type("world");
+  await piped.close();
+  await assertFails(
+    piped,
+    `the service at ${url} could not be reached; nothing was sent (3 lines read).`,
+  );
+  assert.doesNotMatch(piped.output(), /Goodbye|Joined/);
+});
+
+Deno.test("chat over a pipe: input that ends before a name is accepted exits 1, saying so", async () => {
+  await withServer(async (server) => {
+    const chat = startChat([`--url=${server.url}`]);
+    await chat.waitFor("Your name:");
+    await chat.type("a-b");
+    await chat.waitFor("cannot join");
+    await chat.close();
+    await assertFails(
+      chat,
+      "the input ended before a name was accepted; nothing was sent.",
+    );
   });
-}
+});
+
+Deno.test("chat over a pipe: a line the service never got makes the exit status 1", async () => {
+  const server = await startServer(["--quiet"]);
+  const chat = startChat([`--url=${server.url}`, "--name=gone"]);
+  try {
+    await chat.waitFor("Joined as gone.");
+    await chat.type("sent");
+    await chat.waitFor("gone: sent");
+  } finally {
+    await server.stop();
+  }
+  await chat.type("lost");
+  await chat.waitFor("Not sent, the service is unreachable: lost");
+  await chat.close();
+  await assertFails(chat, "1 line was not sent.");
+});
 
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   Deno.test(`chat: ${signal} leaves before joining, and unregisters once joined`, async () => {
