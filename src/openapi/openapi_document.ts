@@ -9,8 +9,8 @@ import { HTML_CONTENT_TYPE } from "../web/chat_page.ts";
 import { JSON_CONTENT_TYPE } from "../http/response.ts";
 import { METRICS_CONTENT_TYPE } from "../operations/metrics.ts";
 import type { ServiceName } from "../services/service_names.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "../services/service_options.ts";
-import { DEFAULT_LIMITS } from "../store/store.ts";
+import { SERVICE_LIMITS } from "../services/service_options.ts";
+import { STORE_LIMITS } from "../store/store.ts";
 import pkg from "../../deno.json" with { type: "json" };
 
 /**
@@ -525,12 +525,12 @@ const components: JsonObject = {
       "The token header is missing, has no `-`, names no user, or carries another token.",
     ),
     PayloadTooLarge: refused(
-      `The body is over \`--max-body-bytes\` (default ${DEFAULT_MAX_BODY_BYTES}).`,
+      `The body is over \`--max-body-bytes\` (default ${SERVICE_LIMITS.maxBodyBytes.default}).`,
       {
         tooLarge: [
           "body",
           "body",
-          `Request body is larger than the limit of ${DEFAULT_MAX_BODY_BYTES} bytes`,
+          `Request body is larger than the limit of ${SERVICE_LIMITS.maxBodyBytes.default} bytes`,
         ],
       },
     ),
@@ -609,8 +609,8 @@ export function openApiDocument(
         "An unknown path is 404 (`#/components/responses/NotFound`) and a method a path does not serve is 405 with an `Allow` header (`#/components/responses/MethodNotAllowed`), " +
         'both as `{"status": N, "message": "..."}`, on every path. `HEAD` is served wherever `GET` is. ' +
         "No error changes state. " +
-        `The service keeps the newest \`--history\` messages (default ${DEFAULT_LIMITS.history}) ` +
-        `and at most \`--max-users\` users (default ${DEFAULT_LIMITS.maxUsers}).`,
+        `The service keeps the newest \`--history\` messages (default ${STORE_LIMITS.history.default}) ` +
+        `and at most \`--max-users\` users (default ${STORE_LIMITS.maxUsers.default}).`,
     },
     // Relative: the server is wherever the document was fetched from.
     servers: [{ url: "/" }],

@@ -13,6 +13,26 @@ import { errorResponse } from "../http/response.ts";
 import type { ConnectionInfo } from "../http/router.ts";
 import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
+import { isWithin } from "../store/whole_range.ts";
+
+/**
+ * The rates a rate limit may have; the program's `--rate-limit` takes the
+ * same. A full allowance refills within `maxRefillMs`, so that Redis's Lua,
+ * which writes numbers with 14 digits, still writes a bucket's expiry as a
+ * whole number.
+ */
+export const RATE_LIMIT_BOUNDS = {
+  burst: { min: 1, max: 1_000_000_000 },
+  periodMs: { min: 1, max: 86_400_000 },
+  maxRefillMs: 86_400_000_000_000,
+} as const;
+
+/** Whether `rate` is within {@linkcode RATE_LIMIT_BOUNDS}. */
+export function isRateWithinBounds(rate: RateLimit): boolean {
+  return isWithin(RATE_LIMIT_BOUNDS.burst, rate.burst) &&
+    isWithin(RATE_LIMIT_BOUNDS.periodMs, rate.periodMs) &&
+    rate.burst * rate.periodMs <= RATE_LIMIT_BOUNDS.maxRefillMs;
+}
 
 const seconds = (whole: number) => `${whole} second${whole === 1 ? "" : "s"}`;
 
@@ -48,12 +68,10 @@ export function allowanceOf(
   clientOf: ClientAddressOf,
 ): AllowanceOf {
   if (rate === undefined) return () => undefined;
-  if (
-    !Number.isSafeInteger(rate.burst) || rate.burst < 1 ||
-    !Number.isSafeInteger(rate.periodMs) || rate.periodMs < 1
-  ) {
+  if (!isRateWithinBounds(rate)) {
+    const { burst, periodMs, maxRefillMs } = RATE_LIMIT_BOUNDS;
     throw new RangeError(
-      "rateLimit needs a whole burst and periodMs of at least 1",
+      `rateLimit needs a whole burst from ${burst.min} to ${burst.max} and periodMs from ${periodMs.min} to ${periodMs.max}, burst × periodMs at most ${maxRefillMs}`,
     );
   }
   return (req, info) => ({ client: clientOf(req, info), rate });

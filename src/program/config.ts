@@ -7,13 +7,12 @@
 import { parseArgs } from "node:util";
 import type { ServiceSelection } from "../services/service_names.ts";
 import { isStoreSpec } from "../store/open_store.ts";
+import { SERVICE_LIMITS } from "../services/service_options.ts";
+import { isWithin, type WholeRange } from "../store/whole_range.ts";
 import {
-  DEFAULT_BODY_TIMEOUT_MS,
-  DEFAULT_HEARTBEAT_MS,
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_STREAMS,
-  DEFAULT_MAX_STREAMS_PER_CLIENT,
-} from "../services/service_options.ts";
+  isRateWithinBounds,
+  RATE_LIMIT_BOUNDS,
+} from "../operations/rate_limit.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import type { LogFormat } from "../http/request_log.ts";
 import { clientAddressOf } from "../http/client_address.ts";
@@ -22,11 +21,13 @@ import type { Store } from "../store/store.ts";
 import { requestPath } from "../http/request_path.ts";
 import type { ProgramLog } from "./program_log.ts";
 
-import { DEFAULT_LIMITS } from "../store/store.ts";
+import { STORE_LIMITS } from "../store/store.ts";
 import { isCorsOrigin } from "../http/cors.ts";
 
 /** How long shutdown waits for requests in flight, by default. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+const DRAIN_TIMEOUTS = { min: 0, max: 3_600_000 };
+const PORTS = { min: 0, max: 65535 };
 
 /** The `--help` text. */
 export const USAGE = `Usage: deno task start [flags]
@@ -39,23 +40,23 @@ Flags:
   --service=all|messaging|quote  which services to serve (default: all)
   --port=N            port to listen on; 0 picks a free one (default: $PORT, else 8000)
   --hostname=H        address to listen on (default: 0.0.0.0)
-  --max-body-bytes=N  largest request body read, in bytes (default: ${DEFAULT_MAX_BODY_BYTES})
+  --max-body-bytes=N  largest request body read, in bytes (default: ${SERVICE_LIMITS.maxBodyBytes.default})
   --body-timeout-ms=N how long a request body may take to arrive; slower is 408
-                      (default: ${DEFAULT_BODY_TIMEOUT_MS})
+                      (default: ${SERVICE_LIMITS.bodyTimeoutMs.default})
   --drain-timeout-ms=N on SIGINT/SIGTERM, how long requests in flight may take
                       before they are cut short and the process exits (default: ${DEFAULT_DRAIN_TIMEOUT_MS})
   --heartbeat-ms=N    quiet time before an event stream gets a comment line
-                      (default: ${DEFAULT_HEARTBEAT_MS})
-  --max-streams=N     event streams open at once; past it 503 (default: ${DEFAULT_MAX_STREAMS})
+                      (default: ${SERVICE_LIMITS.heartbeatMs.default})
+  --max-streams=N     event streams open at once; past it 503 (default: ${SERVICE_LIMITS.maxStreams.default})
   --max-streams-per-client=N
                       event streams one client may keep open; past it 429
-                      (default: ${DEFAULT_MAX_STREAMS_PER_CLIENT})
+                      (default: ${SERVICE_LIMITS.maxStreamsPerClient.default})
   --rate-limit=B/S    each client may make B writes at once and one more every
                       S seconds; past it 429 with Retry-After (default: none)
   --trust-proxy       the client is the last address of X-Forwarded-For (set
                       only behind a proxy that appends it)
-  --history=N         messages kept, at least 5 (default: ${DEFAULT_LIMITS.history})
-  --max-users=N       users registered at once (default: ${DEFAULT_LIMITS.maxUsers})
+  --history=N         messages kept, at least 5 (default: ${STORE_LIMITS.history.default})
+  --max-users=N       users registered at once (default: ${STORE_LIMITS.maxUsers.default})
   --store=S           memory, or redis://HOST:PORT[/DB] to share state between
                       processes (default: $LMS_STORE, else memory)
   --redis-prefix=P    prefix of every Redis key (default: lms:)
@@ -96,38 +97,28 @@ export class UsageError extends Error {}
 function wholeNumber(
   flag: string,
   raw: string,
-  min: number,
-  max: number,
+  range: WholeRange,
 ): number {
   const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) {
+  if (!isWithin(range, value)) {
     throw new UsageError(
-      `${flag} must be a whole number from ${min} to ${max} (got "${raw}")`,
+      `${flag} must be a whole number from ${range.min} to ${range.max} (got "${raw}")`,
     );
   }
   return value;
 }
-
-/**
- * The longest a full allowance takes to refill, in milliseconds. A bucket's
- * time is kept within it so that Redis's Lua, which writes numbers with 14
- * digits, still writes the bucket's expiry as a whole number.
- */
-const MAX_REFILL_MS = 86_400_000_000_000;
 
 /** `BURST/SECONDS` as a rate, seconds to the millisecond. */
 function rateLimit(flag: string, raw: string): RateLimit {
   const match = raw.match(/^(\d{1,10})\/(\d{1,5}(?:\.\d{1,3})?)$/);
   const burst = Number(match?.[1]);
   const periodMs = Math.round(Number(match?.[2]) * 1000);
-  if (
-    !(burst >= 1 && burst <= 1_000_000_000 && periodMs >= 1 &&
-      periodMs <= 86_400_000 && burst * periodMs <= MAX_REFILL_MS)
-  ) {
+  if (!isRateWithinBounds({ burst, periodMs })) {
+    const bounds = RATE_LIMIT_BOUNDS;
     throw new UsageError(
-      `${flag} must be BURST/SECONDS, such as 10/6: BURST writes at once (1 to 1000000000), then one every SECONDS (up to 86400), BURST × SECONDS at most ${
-        MAX_REFILL_MS / 1000
-      } (got "${raw}")`,
+      `${flag} must be BURST/SECONDS, such as 10/6: BURST writes at once (${bounds.burst.min} to ${bounds.burst.max}), then one every SECONDS (up to ${
+        bounds.periodMs.max / 1000
+      }), BURST × SECONDS at most ${bounds.maxRefillMs / 1000} (got "${raw}")`,
     );
   }
   return { burst, periodMs };
@@ -157,11 +148,11 @@ export function parseFlags(
         hostname: { type: "string", default: "0.0.0.0" },
         "max-body-bytes": {
           type: "string",
-          default: String(DEFAULT_MAX_BODY_BYTES),
+          default: String(SERVICE_LIMITS.maxBodyBytes.default),
         },
         "body-timeout-ms": {
           type: "string",
-          default: String(DEFAULT_BODY_TIMEOUT_MS),
+          default: String(SERVICE_LIMITS.bodyTimeoutMs.default),
         },
         "drain-timeout-ms": {
           type: "string",
@@ -169,23 +160,26 @@ export function parseFlags(
         },
         "heartbeat-ms": {
           type: "string",
-          default: String(DEFAULT_HEARTBEAT_MS),
+          default: String(SERVICE_LIMITS.heartbeatMs.default),
         },
         "max-streams": {
           type: "string",
-          default: String(DEFAULT_MAX_STREAMS),
+          default: String(SERVICE_LIMITS.maxStreams.default),
         },
         "max-streams-per-client": {
           type: "string",
-          default: String(DEFAULT_MAX_STREAMS_PER_CLIENT),
+          default: String(SERVICE_LIMITS.maxStreamsPerClient.default),
         },
         "rate-limit": { type: "string" },
         "trust-proxy": { type: "boolean", default: false },
         "log-format": { type: "string", default: "text" },
-        history: { type: "string", default: String(DEFAULT_LIMITS.history) },
+        history: {
+          type: "string",
+          default: String(STORE_LIMITS.history.default),
+        },
         "max-users": {
           type: "string",
-          default: String(DEFAULT_LIMITS.maxUsers),
+          default: String(STORE_LIMITS.maxUsers.default),
         },
         store: { type: "string" },
         "redis-prefix": { type: "string", default: "lms:" },
@@ -208,9 +202,9 @@ export function parseFlags(
   }
   const envPort = values.port === undefined ? env("PORT") : undefined;
   const port = values.port !== undefined
-    ? wholeNumber(nameOf("port"), values.port, 0, 65535)
+    ? wholeNumber(nameOf("port"), values.port, PORTS)
     : envPort
-    ? wholeNumber("PORT", envPort, 0, 65535)
+    ? wholeNumber("PORT", envPort, PORTS)
     : 8000;
   const store = values.store ?? env("LMS_STORE") ?? "memory";
   if (!isStoreSpec(store)) {
@@ -247,8 +241,7 @@ export function parseFlags(
     maxStreamsPerClient: wholeNumber(
       nameOf("max-streams-per-client"),
       values["max-streams-per-client"],
-      1,
-      1_000_000,
+      SERVICE_LIMITS.maxStreamsPerClient,
     ),
     corsOrigins,
     store,
@@ -257,39 +250,37 @@ export function parseFlags(
     maxBodyBytes: wholeNumber(
       nameOf("max-body-bytes"),
       values["max-body-bytes"],
-      1,
-      2 ** 30,
+      SERVICE_LIMITS.maxBodyBytes,
     ),
     bodyTimeoutMs: wholeNumber(
       nameOf("body-timeout-ms"),
       values["body-timeout-ms"],
-      1,
-      3_600_000,
+      SERVICE_LIMITS.bodyTimeoutMs,
     ),
     drainTimeoutMs: wholeNumber(
       nameOf("drain-timeout-ms"),
       values["drain-timeout-ms"],
-      0,
-      3_600_000,
+      DRAIN_TIMEOUTS,
     ),
     heartbeatMs: wholeNumber(
       nameOf("heartbeat-ms"),
       values["heartbeat-ms"],
-      10,
-      3_600_000,
+      SERVICE_LIMITS.heartbeatMs,
     ),
     maxStreams: wholeNumber(
       nameOf("max-streams"),
       values["max-streams"],
-      1,
-      1_000_000,
+      SERVICE_LIMITS.maxStreams,
     ),
-    history: wholeNumber(nameOf("history"), values.history, 5, 10_000_000),
+    history: wholeNumber(
+      nameOf("history"),
+      values.history,
+      STORE_LIMITS.history,
+    ),
     maxUsers: wholeNumber(
       nameOf("max-users"),
       values["max-users"],
-      1,
-      100_000_000,
+      STORE_LIMITS.maxUsers,
     ),
     quiet: values.quiet,
     help: values.help,

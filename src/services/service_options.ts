@@ -11,21 +11,20 @@ import {
   type ClientAddressOf,
   clientAddressOf,
 } from "../http/client_address.ts";
+import { checkWithin, type WholeLimit } from "../store/whole_range.ts";
 
-/** The contract's default request body limit, in bytes. */
-export const DEFAULT_MAX_BODY_BYTES = 65_536;
-
-/** The contract's default time a request body may take to arrive, in milliseconds. */
-export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
-
-/** The contract's default quiet time before an event stream gets a heartbeat, in milliseconds. */
-export const DEFAULT_HEARTBEAT_MS = 15_000;
-
-/** The contract's default number of event streams one process keeps open. */
-export const DEFAULT_MAX_STREAMS = 10_000;
-
-/** The contract's default number of event streams one client may keep open. */
-export const DEFAULT_MAX_STREAMS_PER_CLIENT = 20;
+/**
+ * The default and the range of each number in {@linkcode ServiceOptions}:
+ * the defaults are the contract's, and the program's flags take the same
+ * ranges. A heartbeat under 10 ms would keep a core busy writing comments.
+ */
+export const SERVICE_LIMITS = {
+  maxBodyBytes: { default: 65_536, min: 1, max: 2 ** 30 },
+  bodyTimeoutMs: { default: 10_000, min: 1, max: 3_600_000 },
+  heartbeatMs: { default: 15_000, min: 10, max: 3_600_000 },
+  maxStreams: { default: 10_000, min: 1, max: 1_000_000 },
+  maxStreamsPerClient: { default: 20, min: 1, max: 1_000_000 },
+} as const satisfies Record<string, WholeLimit>;
 
 /**
  * Options of `createMessagingService` and `createQuoteService`.
@@ -40,17 +39,17 @@ export const DEFAULT_MAX_STREAMS_PER_CLIENT = 20;
 export interface ServiceOptions {
   /** Where state lives. Default: a new in-memory store with the contract's limits. */
   store?: Store;
-  /** The largest request body read, in bytes; larger ones are answered 413. Default 65,536. */
+  /** The largest request body read, in bytes; larger ones are answered 413. 1 to 2^30; default 65,536. */
   maxBodyBytes?: number;
-  /** How long a request body may take to arrive, in milliseconds; slower ones are answered 408. Default 10,000. */
+  /** How long a request body may take to arrive, in milliseconds; slower ones are answered 408. 1 to 3,600,000; default 10,000. */
   bodyTimeoutMs?: number;
   /** Aborted when the server stops waiting for requests in flight: body reads still waiting are answered 503 at once. */
   signal?: AbortSignal;
-  /** After this many milliseconds without an event, an event stream gets a comment line. Default 15,000. */
+  /** After this many milliseconds without an event, an event stream gets a comment line. 10 to 3,600,000; default 15,000. */
   heartbeatMs?: number;
-  /** How many event streams may be open at once; past it `GET /events` is 503. Default 10,000. */
+  /** How many event streams may be open at once; past it `GET /events` is 503. 1 to 1,000,000; default 10,000. */
   maxStreams?: number;
-  /** How many event streams one client may have open at once; past it `GET /events` is 429. Default 20. */
+  /** How many event streams one client may have open at once; past it `GET /events` is 429. 1 to 1,000,000; default 20. */
   maxStreamsPerClient?: number;
   /**
    * Aborted when the server begins to stop: event streams end at once, so
@@ -64,24 +63,20 @@ export interface ServiceOptions {
   clientOf?: ClientAddressOf;
 }
 
-function wholeAtLeastOne(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(`${name} must be a whole number of at least 1`);
-  }
-  return value;
+/** `options[name]`, or its default; a `RangeError` when out of its range. */
+function limitOf(
+  options: ServiceOptions,
+  name: keyof typeof SERVICE_LIMITS,
+): number {
+  const limit = SERVICE_LIMITS[name];
+  return checkWithin(name, limit, options[name] ?? limit.default);
 }
 
 /** The body reader the options describe, with the defaults filled in. */
 export function bodyReaderOf(options: ServiceOptions): BodyReader {
   return createBodyReader({
-    maxBytes: wholeAtLeastOne(
-      options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-      "maxBodyBytes",
-    ),
-    timeoutMs: wholeAtLeastOne(
-      options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-      "bodyTimeoutMs",
-    ),
+    maxBytes: limitOf(options, "maxBodyBytes"),
+    timeoutMs: limitOf(options, "bodyTimeoutMs"),
     signal: options.signal,
   });
 }
@@ -89,18 +84,9 @@ export function bodyReaderOf(options: ServiceOptions): BodyReader {
 /** The event-stream hub the options describe, with the defaults filled in. */
 export function streamHubOf(options: ServiceOptions): StreamHub {
   return new StreamHub({
-    heartbeatMs: wholeAtLeastOne(
-      options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
-      "heartbeatMs",
-    ),
-    maxStreams: wholeAtLeastOne(
-      options.maxStreams ?? DEFAULT_MAX_STREAMS,
-      "maxStreams",
-    ),
-    maxStreamsPerClient: wholeAtLeastOne(
-      options.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS_PER_CLIENT,
-      "maxStreamsPerClient",
-    ),
+    heartbeatMs: limitOf(options, "heartbeatMs"),
+    maxStreams: limitOf(options, "maxStreams"),
+    maxStreamsPerClient: limitOf(options, "maxStreamsPerClient"),
     signal: options.stopSignal,
   });
 }

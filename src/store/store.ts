@@ -6,6 +6,7 @@
  */
 
 import type { RateLimit } from "./token_buckets.ts";
+import { checkWithin, type WholeLimit } from "./whole_range.ts";
 
 /**
  * A value now, or later: the memory store answers synchronously, Redis does not.
@@ -167,28 +168,37 @@ export type StoreEvent =
  * ```
  */
 export interface StoreLimits {
-  /** How many messages are kept (at least 5). Default 100. */
+  /** How many messages are kept: 5 to 10,000,000. Default 100. */
   history?: number;
-  /** How many users may be registered at once. Default 100,000. */
+  /** How many users may be registered at once: 1 to 100,000,000. Default 100,000. */
   maxUsers?: number;
 }
 
-/** The contract's defaults for {@linkcode StoreLimits}. */
-export const DEFAULT_LIMITS: Required<StoreLimits> = {
-  history: 100,
-  maxUsers: 100_000,
-};
+/**
+ * The default and the range of each of {@linkcode StoreLimits}: the
+ * defaults are the contract's, and the program's flags take the same
+ * ranges. The contract keeps at least 5 messages.
+ */
+export const STORE_LIMITS = {
+  history: { default: 100, min: 5, max: 10_000_000 },
+  maxUsers: { default: 100_000, min: 1, max: 100_000_000 },
+} as const satisfies Record<keyof StoreLimits, WholeLimit>;
 
 /** Validates a limit shared by every store implementation. */
 export function resolveLimits(limits: StoreLimits): Required<StoreLimits> {
-  const resolved = { ...DEFAULT_LIMITS, ...limits };
-  if (!Number.isSafeInteger(resolved.history) || resolved.history < 5) {
-    throw new RangeError("history must be a whole number of at least 5");
-  }
-  if (!Number.isSafeInteger(resolved.maxUsers) || resolved.maxUsers < 1) {
-    throw new RangeError("maxUsers must be a whole number of at least 1");
-  }
-  return resolved;
+  const { history, maxUsers } = STORE_LIMITS;
+  return {
+    history: checkWithin(
+      "history",
+      history,
+      limits.history ?? history.default,
+    ),
+    maxUsers: checkWithin(
+      "maxUsers",
+      maxUsers,
+      limits.maxUsers ?? maxUsers.default,
+    ),
+  };
 }
 
 /** The quote before anyone has set one. */
