@@ -19,6 +19,7 @@ import {
   readEnv,
   USAGE,
   UsageError,
+  WATCH_VARIABLE,
 } from "./src/program/config.ts";
 import { listeningBanner } from "./src/program/listening_banner.ts";
 import { type ProgramLog, programLog } from "./src/program/program_log.ts";
@@ -36,7 +37,7 @@ const EXIT_GRACE_MS = 1000;
  * waiting for a file to change, so the watcher is stopped as Ctrl-C would.
  */
 function leave(): never {
-  if (readEnv("LMS_WATCH") === "1") Deno.kill(Deno.pid, "SIGINT");
+  if (readEnv(WATCH_VARIABLE) === "1") Deno.kill(Deno.pid, "SIGINT");
   Deno.exit(0);
 }
 

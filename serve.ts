@@ -1,9 +1,8 @@
 /**
  * The entry for `deno serve`, which owns the socket and can run one worker
  * per core (`deno serve --parallel`). It takes no flags: the `LMS_*`
- * variables stand for them (`LMS_STORE`, `LMS_SERVICE`, `LMS_MAX_BODY_BYTES`, `LMS_BODY_TIMEOUT_MS`, `LMS_HEARTBEAT_MS`, `LMS_MAX_STREAMS`,
- * `LMS_MAX_STREAMS_PER_CLIENT`, `LMS_RATE_LIMIT`, `LMS_LOG_FORMAT`, `LMS_HISTORY`, `LMS_MAX_USERS`, `LMS_REDIS_PREFIX`,
- * `LMS_TRUST_PROXY=1` and `LMS_QUIET=1`).
+ * variables of the option table (`src/program/config.ts`, listed by
+ * `deno task start --help`) stand for them.
  *
  * ```sh
  * LMS_STORE=redis://127.0.0.1:6379/0 deno serve --parallel --allow-net --allow-env serve.ts

@@ -23,6 +23,16 @@ import {
  */
 const REDIS_MODULE = new URL("./redis/redis_store.ts", import.meta.url);
 
+/**
+ * The variables the `redis` npm client reads as it loads. A program that
+ * may open a Redis store must be allowed to read them (`--allow-env`), or
+ * Deno refuses the read and the import fails.
+ */
+export const REDIS_CLIENT_VARIABLES: readonly string[] = [
+  "REDIS_DEBUG_MAINTENANCE",
+  "REDIS_EMIT_DIAGNOSTICS",
+];
+
 /** What this module uses of the Redis store's module. */
 interface RedisModule {
   RedisStore: {

@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
+// deno-lint-ignore no-import-prefix
+import fc from "npm:fast-check@4.10.2";
 import {
+  type Config,
   configFromEnv,
-  flagsFromEnv,
+  OPTIONS,
   parseFlags,
   UsageError,
 } from "../../src/program/config.ts";
+import type { Option } from "../../src/program/options.ts";
+
+const SEED = 20261124;
 
 const env = (vars: Record<string, string>) => (name: string) => vars[name];
 
@@ -46,16 +52,16 @@ for (
 }
 
 Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
-  const flags = flagsFromEnv(env({
+  const config = configFromEnv(env({
     LMS_SERVICE: "quote",
     LMS_MAX_BODY_BYTES: "10",
     LMS_HISTORY: "7",
     LMS_MAX_USERS: "3",
     LMS_REDIS_PREFIX: "p:",
     LMS_QUIET: "1",
+    LMS_STORE: "redis://h:1/0",
     PORT: "9",
   }));
-  const config = parseFlags(flags, env({ LMS_STORE: "redis://h:1/0" }));
   assert.deepEqual(
     {
       service: config.service,
@@ -65,6 +71,7 @@ Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
       redisPrefix: config.redisPrefix,
       quiet: config.quiet,
       store: config.store,
+      port: config.port,
     },
     {
       service: "quote",
@@ -74,16 +81,20 @@ Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
       redisPrefix: "p:",
       quiet: true,
       store: "redis://h:1/0",
+      port: 8000,
     },
+    "deno serve owns the socket: PORT is not its",
+  );
+  assert.equal(configFromEnv(env({ LMS_QUIET: "0" })).quiet, false);
+  assert.throws(() => configFromEnv(env({ LMS_QUIET: "yes" })), UsageError);
+  assert.throws(
+    () => configFromEnv(env({ LMS_HISTORY: "2" })),
+    /^Error: LMS_HISTORY must be a whole number from 5/,
   );
   assert.equal(
-    parseFlags(flagsFromEnv(env({ LMS_QUIET: "0" })), env({})).quiet,
-    false,
-  );
-  assert.throws(() => flagsFromEnv(env({ LMS_QUIET: "yes" })), UsageError);
-  assert.throws(
-    () => parseFlags(flagsFromEnv(env({ LMS_HISTORY: "2" })), env({})),
-    /--history must be a whole number from 5/,
+    parseFlags([], env({ LMS_HISTORY: "7" })).history,
+    100,
+    "main.ts reads its flags, not the variables of deno serve",
   );
 });
 
@@ -100,8 +111,9 @@ Deno.test("--cors-origin is repeatable, takes * or an origin, and LMS_CORS_ORIGI
     "*",
   ]);
   assert.deepEqual(
-    flagsFromEnv(env({ LMS_CORS_ORIGIN: "https://a.example, http://b.test" })),
-    ["--cors-origin=https://a.example", "--cors-origin=http://b.test"],
+    configFromEnv(env({ LMS_CORS_ORIGIN: "https://a.example, http://b.test" }))
+      .corsOrigins,
+    ["https://a.example", "http://b.test"],
   );
 });
 
@@ -227,5 +239,149 @@ Deno.test("the operating flags: --rate-limit=BURST/SECONDS, --trust-proxy, --max
   assert.throws(
     () => configFromEnv(env({ LMS_TRUST_PROXY: "yes" })),
     /LMS_TRUST_PROXY must be 0 or 1/,
+  );
+});
+
+// ---- every option, as a property ----
+
+/** Texts a user might give: the options' own words, numbers, and any text. */
+const rawArb = fc.oneof(
+  fc.constantFrom(
+    "",
+    "0",
+    "1",
+    "5",
+    "10",
+    "65535",
+    "65536",
+    "1073741824",
+    "all",
+    "quote",
+    "messaging",
+    "text",
+    "json",
+    "memory",
+    "redis://h:1/0",
+    "rediss://x",
+    "10/6",
+    "1/0.001",
+    "*",
+    "https://a.example",
+    "0.0.0.0",
+    "lms:",
+    "a\nb",
+    '"',
+  ),
+  fc.integer({ min: -10, max: 2 ** 31 }).map(String),
+  fc.string({ maxLength: 12 }),
+);
+
+type Outcome = { value: unknown } | { refused: string };
+
+function outcome(read: () => Config, key: keyof Config): Outcome {
+  try {
+    return { value: read()[key] };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return { refused: error.message };
+  }
+}
+
+/** The flags that say what `raw` says in the option's variable. */
+function flagsFor(option: Option<unknown>, raw: string): string[] | undefined {
+  if (option.kind === "switch") {
+    return raw === "1" ? [`--${option.flag}`] : raw === "0" ? [] : undefined;
+  }
+  if (option.kind === "list") {
+    return raw.split(/[\s,]+/).filter(Boolean).map((value) =>
+      `--${option.flag}=${value}`
+    );
+  }
+  return [`--${option.flag}=${raw}`];
+}
+
+for (
+  const [key, option] of Object.entries(OPTIONS) as [
+    keyof Config,
+    Option<unknown>,
+  ][]
+) {
+  const variable = option.variable;
+  if (!variable) continue;
+  Deno.test(`${variable.name} and --${option.flag} say the same, and a bad value is refused in one line naming where it came from`, () => {
+    fc.assert(
+      fc.property(rawArb, (raw) => {
+        const vars = env({ [variable.name]: raw });
+        const fromVariable = variable.serve
+          ? outcome(() => configFromEnv(vars), key)
+          : outcome(() => parseFlags([], vars), key);
+        if (variable.fallback && variable.serve) {
+          assert.deepEqual(
+            outcome(() => parseFlags([], vars), key),
+            fromVariable,
+            "main.ts's fallback reads it as deno serve does",
+          );
+        }
+        const flags = flagsFor(option, raw);
+        const fromFlags = flags &&
+          outcome(() => parseFlags(flags, env({})), key);
+        if ("refused" in fromVariable) {
+          assert.match(fromVariable.refused, new RegExp(`^${variable.name} `));
+          assert.doesNotMatch(fromVariable.refused, /\n/);
+          if (fromFlags && "refused" in fromFlags) {
+            assert.equal(
+              fromFlags.refused,
+              fromVariable.refused.replace(variable.name, `--${option.flag}`),
+            );
+          } else {
+            // A switch's variable takes 1 or 0 only, which no flag spells.
+            assert.equal(fromFlags, undefined, JSON.stringify(raw));
+          }
+        } else {
+          assert.deepEqual(fromFlags, fromVariable, JSON.stringify(raw));
+        }
+      }),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+}
+
+Deno.test("without its flag or variable, every option has its default, which its parser accepts", () => {
+  const defaults = parseFlags([], env({}));
+  assert.deepEqual(configFromEnv(env({})), defaults);
+  for (const [key, option] of Object.entries(OPTIONS)) {
+    assert.deepEqual(option.read([]), defaults[key as keyof Config], key);
+    if (
+      option.kind === "value" && defaults[key as keyof Config] !== undefined
+    ) {
+      assert.deepEqual(
+        parseFlags([`--${option.flag}=${option.shownDefault}`], env({}))[
+          key as keyof Config
+        ],
+        defaults[key as keyof Config],
+        `--${option.flag}=${option.shownDefault}`,
+      );
+    }
+  }
+});
+
+Deno.test("whatever the arguments, main.ts starts or is refused with one line", () => {
+  const flagArb = fc.oneof(
+    fc.constantFrom(...Object.values(OPTIONS).map((o) => `--${o.flag}`)),
+    fc.string({ maxLength: 8 }).map((name) => `--${name}`),
+  );
+  const argArb = fc.oneof(
+    fc.tuple(flagArb, rawArb).map(([flag, raw]) => `${flag}=${raw}`),
+    flagArb,
+    rawArb,
+  );
+  fc.assert(
+    fc.property(fc.array(argArb, { maxLength: 4 }), (args) => {
+      const result = outcome(() => parseFlags(args, env({})), "port");
+      if ("refused" in result) {
+        assert.doesNotMatch(result.refused, /\n/, JSON.stringify(args));
+      }
+    }),
+    { seed: SEED, numRuns: 500 },
   );
 });

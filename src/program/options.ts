@@ -1,0 +1,376 @@
+/**
+ * Options declared once: each one's flag, variable, default, parser and
+ * help in one row of a table, from which come the flags' parser, the
+ * reading of the variables, `--help`, the docs' table and the type of the
+ * parsed values.
+ * @module
+ */
+
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { type WholeLimit, wholeRangeText } from "../store/whole_range.ts";
+
+/** A flag or value the program cannot start with; exits 2. */
+export class UsageError extends Error {}
+
+/**
+ * A value its parser refuses. The message is `must be ...`: the reader
+ * adds where the value came from, the flag or the variable.
+ */
+export class InvalidValue extends Error {
+  /** `must be ...`, about `raw`, the text refused. */
+  constructor(message: string, readonly raw: string) {
+    super(message);
+  }
+}
+
+/** Where an option's environment variable is read. */
+export interface OptionVariable {
+  /** `LMS_...`, or `PORT`. */
+  readonly name: string;
+  /** Read by `serve.ts` under `deno serve`, which takes no flags. */
+  readonly serve?: boolean;
+  /** Read by `main.ts` when the flag is not given. */
+  readonly fallback?: boolean;
+}
+
+/** What every row of the table says. */
+export interface OptionRow {
+  /** The flag's name, without `--`. */
+  readonly flag: string;
+  /** The variable that stands for it, if any. */
+  readonly variable?: OptionVariable;
+  /** What it does, in a few words. */
+  readonly help: string;
+}
+
+/** How an option's flag is given. */
+export type OptionKind = "value" | "switch" | "list";
+
+/** One option of the table; `T` is its parsed value. */
+export interface Option<T> extends OptionRow {
+  readonly kind: OptionKind;
+  /** What follows `=` in `--help`: `N`, `B/S`; empty for a switch. */
+  readonly placeholder: string;
+  /** The values it takes, in words, if more than its placeholder says. */
+  readonly values?: string;
+  /** The default, as `--help` and the docs show it. */
+  readonly shownDefault: string;
+  /** The value of the raw texts given (none when not given); throws {@linkcode InvalidValue}. */
+  read(given: readonly string[]): T;
+}
+
+/** What a value option's parser says: how it reads a text, and its default. */
+export interface ValueParser<T> {
+  readonly placeholder: string;
+  readonly values?: string;
+  readonly default: T;
+  /** The default as shown, when `String(default)` would not do. */
+  readonly shownDefault?: string;
+  parse(raw: string): T;
+}
+
+/** An option that takes one value: the last one given wins. */
+export function valueOption<T>(row: OptionRow & ValueParser<T>): Option<T> {
+  return {
+    ...row,
+    kind: "value",
+    shownDefault: row.shownDefault ?? String(row.default),
+    read: (given) =>
+      given.length === 0 ? row.default : row.parse(given.at(-1)!),
+  };
+}
+
+/** A flag without a value, off unless given; its variable is `1` or `0`. */
+export function switchOption(row: OptionRow): Option<boolean> {
+  return {
+    ...row,
+    kind: "switch",
+    placeholder: "",
+    values: row.variable ? "the variable: 1 or 0" : undefined,
+    shownDefault: "off",
+    read(given) {
+      const raw = given.at(-1);
+      if (raw !== undefined && raw !== "0" && raw !== "1") {
+        throw new InvalidValue("must be 0 or 1", raw);
+      }
+      return raw === "1";
+    },
+  };
+}
+
+/**
+ * A repeatable flag, each value parsed alike; its variable lists the
+ * values separated by commas or white space.
+ */
+export function listOption<T>(
+  row: OptionRow & {
+    placeholder: string;
+    values: string;
+    parse(raw: string): T;
+  },
+): Option<T[]> {
+  return {
+    ...row,
+    kind: "list",
+    values: `${row.values}; repeatable, the variable separated by commas`,
+    shownDefault: "none",
+    read: (given) => given.map(row.parse),
+  };
+}
+
+/** A whole number within `limit`, as the library declares it. */
+export function whole(limit: WholeLimit): ValueParser<number> {
+  return {
+    placeholder: "N",
+    values: `${limit.min} to ${limit.max}`,
+    default: limit.default,
+    parse(raw) {
+      const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+      if (!(value >= limit.min && value <= limit.max)) {
+        throw new InvalidValue(wholeRangeText(limit), raw);
+      }
+      return value;
+    },
+  };
+}
+
+/** One of `choices` (`a, b or c`), shown as `placeholder`. */
+export function oneOf<const C extends string>(
+  placeholder: string,
+  choices: readonly C[],
+  fallback: NoInfer<C>,
+): ValueParser<C> {
+  const words = `${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`;
+  return {
+    placeholder,
+    values: words,
+    default: fallback,
+    parse(raw) {
+      if (!(choices as readonly string[]).includes(raw)) {
+        throw new InvalidValue(`must be ${words}`, raw);
+      }
+      return raw as C;
+    },
+  };
+}
+
+/**
+ * Any text, or only those `check` accepts; what it refuses is told it
+ * `mustBe` (`must be ...`).
+ */
+export function text(spec: {
+  placeholder: string;
+  default: string;
+  values?: string;
+  check?: { accepts: (raw: string) => boolean; mustBe: string };
+}): ValueParser<string> {
+  const { check } = spec;
+  return {
+    placeholder: spec.placeholder,
+    values: spec.values,
+    default: spec.default,
+    parse(raw) {
+      if (check && !check.accepts(raw)) {
+        throw new InvalidValue(check.mustBe, raw);
+      }
+      return raw;
+    },
+  };
+}
+
+/** The options of one program: its rows by the name of their value. */
+export type OptionTable = Readonly<Record<string, Option<unknown>>>;
+
+/** The parsed values of a table's options, by the same names. */
+export type OptionValues<Table extends OptionTable> = {
+  -readonly [K in keyof Table]: Table[K] extends Option<infer T> ? T : never;
+};
+
+/**
+ * Which entry reads the options: `main.ts` takes flags (falling back on
+ * the variables marked `fallback`); `serve.ts` takes only the variables
+ * marked `serve`.
+ */
+export type Entry = "start" | "serve";
+
+/** Whether `entry` reads `option`'s variable (when its flag is absent). */
+export function readsVariable(entry: Entry, option: OptionRow): boolean {
+  return entry === "serve"
+    ? option.variable?.serve === true
+    : option.variable?.fallback === true;
+}
+
+function parsedFlags(
+  table: OptionTable,
+  args: string[],
+): Record<string, string | boolean | (string | boolean)[] | undefined> {
+  const options: ParseArgsOptionsConfig = {};
+  for (const option of Object.values(table)) {
+    options[option.flag] = option.kind === "switch"
+      ? { type: "boolean" }
+      : { type: "string", multiple: true };
+  }
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false })
+      .values;
+  } catch (error) {
+    // node:util's messages run over several lines; the program says one.
+    throw new UsageError((error as Error).message.replaceAll("\n", " "));
+  }
+}
+
+/**
+ * Reads every option of `table`: from `args` for `start` (none for
+ * `serve`), else from its variable in `env` if `entry` reads it, else its
+ * default. Throws {@linkcode UsageError} naming the flag or the variable.
+ */
+export function readOptions<Table extends OptionTable>(
+  table: Table,
+  entry: Entry,
+  args: string[],
+  env: (name: string) => string | undefined,
+): OptionValues<Table> {
+  const flags = entry === "start" ? parsedFlags(table, args) : {};
+  const values: Record<string, unknown> = {};
+  for (const [key, option] of Object.entries(table)) {
+    const flag = flags[option.flag];
+    let source = `--${option.flag}`;
+    let given: string[] = [];
+    if (flag !== undefined) {
+      // A switch given is true; a value option's flag is a list of strings.
+      given = [flag].flat().map((value) =>
+        value === true ? "1" : String(value)
+      );
+    } else if (option.variable && readsVariable(entry, option)) {
+      const raw = env(option.variable.name);
+      if (raw !== undefined) {
+        source = option.variable.name;
+        // Several values of a list are separated by white space or commas.
+        given = option.kind === "list"
+          ? raw.split(/[\s,]+/).filter(Boolean)
+          : [raw];
+      }
+    }
+    try {
+      values[key] = option.read(given);
+    } catch (error) {
+      if (!(error instanceof InvalidValue)) throw error;
+      // Quoted as JSON, so a line break in the value stays on the one line.
+      throw new UsageError(
+        `${source} ${error.message} (got ${JSON.stringify(error.raw)})`,
+      );
+    }
+  }
+  return values as OptionValues<Table>;
+}
+
+/** The flag as `--help` shows it: `--name=PLACEHOLDER`. */
+function flagText(option: Option<unknown>): string {
+  return option.placeholder
+    ? `--${option.flag}=${option.placeholder}`
+    : `--${option.flag}`;
+}
+
+/** The default as shown, with the variable `main.ts` falls back on first. */
+function defaultText(option: Option<unknown>): string {
+  return option.variable?.fallback
+    ? `$${option.variable.name}, else ${option.shownDefault}`
+    : option.shownDefault;
+}
+
+/** `text` in lines of at most `width` characters, broken at spaces. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  return [...lines, line];
+}
+
+const HELP_WIDTH = 80;
+const HELP_COLUMN = 28;
+
+/** The flags' part of `--help`: each flag, then its help wrapped beside it. */
+function flagsHelp(table: OptionTable): string {
+  const lines: string[] = [];
+  for (const option of Object.values(table)) {
+    const details = option.kind === "switch"
+      ? ""
+      : ` (${
+        [option.values, `default: ${defaultText(option)}`]
+          .filter(Boolean).join("; ")
+      })`;
+    const [first, ...rest] = wrap(
+      `${option.help}${details}`,
+      HELP_WIDTH - HELP_COLUMN,
+    );
+    const head = `  ${flagText(option)}`;
+    if (head.length < HELP_COLUMN) {
+      lines.push(`${head.padEnd(HELP_COLUMN)}${first}`);
+    } else {
+      lines.push(head, `${" ".repeat(HELP_COLUMN)}${first}`);
+    }
+    for (const line of rest) lines.push(`${" ".repeat(HELP_COLUMN)}${line}`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * `--help`: `intro`, every flag, then the variables `deno serve` reads in
+ * their place.
+ */
+export function helpText(table: OptionTable, intro: string): string {
+  const variables = wrap(
+    `Under deno serve (serve.ts, deno task serve:parallel), which takes no flags, these variables stand for their flags: ${
+      variablesOf(table, "serve").join(", ")
+    }. A switch's variable is 1 or 0.`,
+    HELP_WIDTH,
+  );
+  return `${intro}\n\nFlags:\n${flagsHelp(table)}\n\n${variables.join("\n")}\n`;
+}
+
+/** The names of the variables `entry` reads, in the table's order. */
+export function variablesOf(table: OptionTable, entry: Entry): string[] {
+  return Object.values(table).filter((option) => readsVariable(entry, option))
+    .map((option) => option.variable!.name);
+}
+
+const cell = (text: string) => text.replaceAll("|", "\\|");
+const code = (text: string) => `\`${cell(text)}\``;
+
+/**
+ * The table as Markdown, for the docs: one row per option, with its
+ * variable and which entry reads it.
+ */
+export function optionsMarkdown(table: OptionTable): string {
+  const rows = [
+    "| Flag | Variable | Read by | Default | Values | What it does |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const option of Object.values(table)) {
+    const variable = option.variable;
+    const readBy = [
+      variable?.serve ? "`deno serve`" : "",
+      variable?.fallback ? "`main.ts`, without the flag" : "",
+    ].filter(Boolean).join("; ");
+    rows.push(
+      `| ${
+        [
+          code(flagText(option)),
+          variable ? code(variable.name) : "",
+          readBy,
+          cell(option.shownDefault),
+          cell(option.values ?? ""),
+          cell(option.help),
+        ].join(" | ")
+      } |`,
+    );
+  }
+  return rows.join("\n");
+}
