@@ -11,22 +11,18 @@ import {
   serveResilient,
 } from "./src/http/resilient_server.ts";
 import { statusResponse } from "./src/http/response.ts";
-import { bufferedSink, requestLogger } from "./src/http/request_log.ts";
 import {
   type Config,
-  handlerOptionsOf,
   parseFlags,
   readEnv,
   USAGE,
   UsageError,
   WATCH_VARIABLE,
 } from "./src/program/config.ts";
-import { listeningBanner } from "./src/program/listening_banner.ts";
 import { type ProgramLog, programLog } from "./src/program/program_log.ts";
-import { createHandler } from "./src/services/app.ts";
+import { setUpProgram } from "./src/program/program.ts";
 import { StreamEnded } from "./src/streams/stream_hub.ts";
-import { openStore } from "./src/store/open_store.ts";
-import { type Store, StoreUnavailableError } from "./src/store/store.ts";
+import { StoreUnavailableError } from "./src/store/store.ts";
 
 /** How long stopping may take beyond the drain deadline before the process leaves anyway. */
 const EXIT_GRACE_MS = 1000;
@@ -41,27 +37,17 @@ function leave(): never {
   Deno.exit(0);
 }
 
-async function serve(
-  config: Config,
-  store: Store,
-  log: ProgramLog,
-): Promise<void> {
+async function serve(config: Config, log: ProgramLog): Promise<void> {
   // Aborted when stopping begins: event streams end, so that shutdown does
   // not wait for their readers.
   const stopping = new AbortController();
   // Aborted at the drain deadline: bodies still arriving are answered 503.
   const deadline = new AbortController();
-  const options = handlerOptionsOf(config, store, log);
-  const { handler, drain } = drainable(createHandler({
-    ...options,
+  const program = await setUpProgram(config, log, {
     signal: deadline.signal,
     stopSignal: stopping.signal,
-    // Lines still in the buffer are written when the process exits.
-    onResponse: config.quiet ? undefined : requestLogger(bufferedSink(), {
-      format: config.logFormat,
-      clientOf: options.clientOf,
-    }),
-  }));
+  });
+  const { handler, drain } = drainable(program.handler);
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;
@@ -86,9 +72,7 @@ async function serve(
     server = serveResilient({
       port: config.port,
       hostname: config.hostname,
-      onListen(addr) {
-        log.info(listeningBanner(addr, config.service));
-      },
+      onListen: program.listening,
       onError(error) {
         // A stream ended on purpose (a reader too far behind, or stopping)
         // surfaces here too; it is no fault.
@@ -105,7 +89,7 @@ async function serve(
     throw error;
   }
   await server.finished;
-  await store.close();
+  await program.store.close();
   log.info("Stopped");
 }
 
@@ -149,11 +133,7 @@ if (import.meta.main) {
   } else {
     const log = programLog(config.logFormat);
     try {
-      const store = await openStore({
-        ...config,
-        onStatus: log.report,
-      });
-      await serve(config, store, log);
+      await serve(config, log);
       // The signal listeners stay until the end, so a signal repeated while
       // stopping cannot kill the process half-way; exit explicitly instead.
       leave();

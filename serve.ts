@@ -10,21 +10,13 @@
  * @module
  */
 
-import { bufferedSink, requestLogger } from "./src/http/request_log.ts";
-import {
-  configFromEnv,
-  handlerOptionsOf,
-  readEnv,
-  UsageError,
-} from "./src/program/config.ts";
+import { configFromEnv, readEnv, UsageError } from "./src/program/config.ts";
 import { programLog } from "./src/program/program_log.ts";
-import { listeningBanner } from "./src/program/listening_banner.ts";
+import { setUpProgram } from "./src/program/program.ts";
 import {
   startServeWorker,
   type WorkerLife,
 } from "./src/program/serve_worker.ts";
-import { createHandler } from "./src/services/app.ts";
-import { openStore } from "./src/store/open_store.ts";
 import { StoreUnavailableError } from "./src/store/store.ts";
 
 /**
@@ -70,27 +62,14 @@ async function start(life: WorkerLife): Promise<Deno.ServeDefaultExport> {
         "deno serve --parallel needs a shared store: each worker would keep its own users and messages. Set LMS_STORE=redis://HOST:PORT/DB.",
       );
     }
-    const log = programLog(config.logFormat);
-    const store = await openStore({
-      ...config,
-      onStatus: log.report,
+    const program = await setUpProgram(config, programLog(config.logFormat), {
+      stopSignal: life.signal,
     });
-    life.closeOnStop(store);
-    const options = handlerOptionsOf(config, store, log);
-    const sink = bufferedSink();
-    life.closeOnStop({ close: () => sink.flush() });
+    life.closeOnStop(program.store);
+    life.closeOnStop({ close: program.flushLog });
     return {
-      fetch: createHandler({
-        ...options,
-        stopSignal: life.signal,
-        onResponse: config.quiet ? undefined : requestLogger(sink, {
-          format: config.logFormat,
-          clientOf: options.clientOf,
-        }),
-      }),
-      onListen(addr) {
-        log.info(listeningBanner(addr as Deno.NetAddr, config.service));
-      },
+      fetch: program.handler,
+      onListen: (addr) => program.listening(addr as Deno.NetAddr),
     };
   } catch (error) {
     if (error instanceof UsageError || error instanceof StoreUnavailableError) {

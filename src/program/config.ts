@@ -7,17 +7,14 @@
  * @module
  */
 
-import { clientAddressOf } from "../http/client_address.ts";
 import { isCorsOrigin } from "../http/cors.ts";
-import { requestPath } from "../http/request_path.ts";
 import {
   isRateWithinBounds,
   RATE_LIMIT_BOUNDS,
 } from "../operations/rate_limit.ts";
-import type { HandlerOptions } from "../services/app.ts";
 import { SERVICE_LIMITS } from "../services/service_options.ts";
 import { isStoreSpec } from "../store/open_store.ts";
-import { type Store, STORE_LIMITS } from "../store/store.ts";
+import { STORE_LIMITS } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   helpText,
@@ -33,7 +30,6 @@ import {
   type ValueParser,
   whole,
 } from "./options.ts";
-import type { ProgramLog } from "./program_log.ts";
 
 export { UsageError } from "./options.ts";
 
@@ -248,29 +244,4 @@ export const WATCH_VARIABLE = "LMS_WATCH";
 export function readEnv(name: string): string | undefined {
   const state = Deno.permissions.querySync({ name: "env", variable: name });
   return state.state === "granted" ? Deno.env.get(name) : undefined;
-}
-
-/**
- * The handler options `config` asks for, over `store`, with faults told to
- * `log`; the program adds the stop signals.
- */
-export function handlerOptionsOf(
-  config: Config,
-  store: Store,
-  log: ProgramLog,
-): HandlerOptions {
-  return {
-    logFault: (error, req) =>
-      log.fault(`fault in ${req.method} ${requestPath(req)}:`, error),
-    service: config.service,
-    store,
-    maxBodyBytes: config.maxBodyBytes,
-    bodyTimeoutMs: config.bodyTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    maxStreams: config.maxStreams,
-    maxStreamsPerClient: config.maxStreamsPerClient,
-    rateLimit: config.rateLimit,
-    clientOf: clientAddressOf({ trustProxy: config.trustProxy }),
-    corsOrigins: config.corsOrigins,
-  };
 }

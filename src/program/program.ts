@@ -1,0 +1,78 @@
+/**
+ * The program's set-up, shared by its two entries: `main.ts`, which runs
+ * its own server and drains it on a signal, and `serve.ts`, a worker of
+ * `deno serve`. From the options come the program's log, the store, the
+ * handler with its request log, and the banner; each entry adds how it
+ * listens and stops.
+ * @module
+ */
+
+import { clientAddressOf } from "../http/client_address.ts";
+import { bufferedSink, requestLogger } from "../http/request_log.ts";
+import { requestPath } from "../http/request_path.ts";
+import type { Handler } from "../http/router.ts";
+import { createHandler, type HandlerOptions } from "../services/app.ts";
+import { openStore } from "../store/open_store.ts";
+import type { Store } from "../store/store.ts";
+import type { Config } from "./config.ts";
+import { listeningBanner } from "./listening_banner.ts";
+import type { ProgramLog } from "./program_log.ts";
+
+/** How an entry stops the handler: the signals it aborts. */
+export type StopSignals = Pick<HandlerOptions, "signal" | "stopSignal">;
+
+/** A program set up and ready to serve. */
+export interface Program {
+  /** Where state lives; the entry closes it when it stops. */
+  readonly store: Store;
+  /** Every route the options select, each answer logged unless `--quiet`. */
+  readonly handler: Handler;
+  /** Writes the request log's lines still waiting (they are also written when the process exits). */
+  flushLog(): void;
+  /** Prints the banner with the address the server really listens on. */
+  listening(addr: Deno.NetAddr): void;
+}
+
+/**
+ * Opens the store `config` names (throwing `StoreUnavailableError` when
+ * it cannot) and builds the handler, stopped by `signals`, telling `log`
+ * of faults and of the store's connection.
+ */
+export async function setUpProgram(
+  config: Config,
+  log: ProgramLog,
+  signals: StopSignals,
+): Promise<Program> {
+  const store = await openStore({
+    store: config.store,
+    redisPrefix: config.redisPrefix,
+    history: config.history,
+    maxUsers: config.maxUsers,
+    onStatus: log.report,
+  });
+  const clientOf = clientAddressOf({ trustProxy: config.trustProxy });
+  const sink = config.quiet ? undefined : bufferedSink();
+  const handler = createHandler({
+    ...signals,
+    logFault: (error, req) =>
+      log.fault(`fault in ${req.method} ${requestPath(req)}:`, error),
+    service: config.service,
+    store,
+    maxBodyBytes: config.maxBodyBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+    heartbeatMs: config.heartbeatMs,
+    maxStreams: config.maxStreams,
+    maxStreamsPerClient: config.maxStreamsPerClient,
+    rateLimit: config.rateLimit,
+    clientOf,
+    corsOrigins: config.corsOrigins,
+    onResponse: sink &&
+      requestLogger(sink, { format: config.logFormat, clientOf }),
+  });
+  return {
+    store,
+    handler,
+    flushLog: () => sink?.flush(),
+    listening: (addr) => log.info(listeningBanner(addr, config.service)),
+  };
+}
