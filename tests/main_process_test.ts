@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CONTENT_TYPE, utf8Header } from "./_support/call.ts";
-import { runProgram, startServer } from "./_support/program.ts";
+import { permissionsOf, runProgram, startServer } from "./_support/program.ts";
 
 async function json(res: Response) {
   assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
@@ -231,34 +231,34 @@ Deno.test("--help prints the flags and exits 0", async () => {
   }
 });
 
-Deno.test("a memory-store program neither loads nor needs the Redis module; a Redis store without read access to it says what to add", async () => {
-  const MAIN = new URL("../main.ts", import.meta.url).pathname;
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", MAIN],
-    stdout: "piped",
-  }).output();
-  const graph = new TextDecoder().decode(info.stdout);
-  assert.doesNotMatch(graph, /npm:\/?redis|redis_store\.ts/);
+Deno.test("a memory-store program loads no npm package: it starts from an empty cache with --cached-only, where a Redis store cannot", async () => {
+  const denoDir = await Deno.makeTempDir({ prefix: "lms-empty-cache-" });
+  try {
+    const env = { DENO_DIR: denoDir };
+    const server = await startServer(["--quiet"], env, {
+      denoFlags: ["--cached-only"],
+    });
+    assert.equal(await server.stop(), 0);
 
-  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      MAIN,
-      "--port=0",
-      "--store=redis://127.0.0.1:1/0",
-    ],
-    stdout: "null",
-    stderr: "piped",
-    signal: AbortSignal.timeout(15_000),
-  }).output();
-  const text = new TextDecoder().decode(stderr);
-  assert.equal(code, 1, text);
-  assert.match(
-    text,
-    /^error: the Redis store needs read access to its module: add --allow-read=\S+src\/store\/redis\/\n$/,
-  );
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--cached-only",
+        ...permissionsOf("start"),
+        new URL("../main.ts", import.meta.url).pathname,
+        "--port=0",
+        "--store=redis://127.0.0.1:1/0",
+      ],
+      env,
+      stdout: "null",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    assert.notEqual(code, 0);
+    assert.match(new TextDecoder().decode(stderr), /not found in cache/);
+  } finally {
+    await Deno.remove(denoDir, { recursive: true });
+  }
 });
 
 Deno.test("no request log line is lost when the program stops right after answering", async () => {

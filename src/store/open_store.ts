@@ -7,62 +7,17 @@
  */
 
 import { MemoryStore } from "./memory_store.ts";
-import {
-  type Store,
-  type StoreLimits,
-  StoreUnavailableError,
-} from "./store.ts";
+import type { Store, StoreLimits } from "./store.ts";
 
 /**
- * The Redis store's module. A specifier Deno cannot follow statically keeps
- * it, and `npm:redis`, out of the program's module graph: a process on the
- * memory store neither downloads nor loads the client (measured: 45 MB idle
- * instead of 68). The price is that loading it needs read access to its
- * folder, which the tasks grant (`--allow-read=src/store/redis`), and that
- * `deno compile` must be told to include it.
- */
-const REDIS_MODULE = new URL("./redis/redis_store.ts", import.meta.url);
-
-/**
- * The variables the `redis` npm client reads as it loads. A program that
- * may open a Redis store must be allowed to read them (`--allow-env`), or
- * Deno refuses the read and the import fails.
+ * The variables the `redis` npm client reads once connected. A program
+ * that may open a Redis store must be allowed to read them (`--allow-env`),
+ * or Deno refuses the read and the connection fails.
  */
 export const REDIS_CLIENT_VARIABLES: readonly string[] = [
   "REDIS_DEBUG_MAINTENANCE",
   "REDIS_EMIT_DIAGNOSTICS",
 ];
-
-/** What this module uses of the Redis store's module. */
-interface RedisModule {
-  RedisStore: {
-    connect(
-      options: StoreLimits & {
-        url: string;
-        prefix?: string;
-        onStatus?: OpenStoreOptions["onStatus"];
-      },
-    ): Promise<Store>;
-  };
-}
-
-async function loadRedis(): Promise<RedisModule> {
-  try {
-    return await import(REDIS_MODULE.href);
-  } catch (error) {
-    // Deno refuses the import with a TypeError that names the permission.
-    const refused = error instanceof Deno.errors.NotCapable ||
-      (error instanceof TypeError &&
-        /Requires read access/.test(error.message));
-    if (!refused) throw error;
-    throw new StoreUnavailableError(
-      `the Redis store needs read access to its module: add --allow-read=${
-        decodeURIComponent(new URL(".", REDIS_MODULE).pathname)
-      }`,
-      { cause: error },
-    );
-  }
-}
 
 /**
  * Options of {@linkcode openStore}.
@@ -104,7 +59,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (!isStoreSpec(options.store)) {
     throw new TypeError(`not a store: ${options.store}`);
   }
-  const { RedisStore } = await loadRedis();
+  // Dynamic, so that a process on the memory store never loads the client.
+  const { RedisStore } = await import("./redis/redis_store.ts");
   return await RedisStore.connect({
     url: options.store,
     prefix: options.redisPrefix,

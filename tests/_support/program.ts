@@ -53,7 +53,7 @@ export interface StartOptions {
  * exactly what users run it with (from the repository's root, as
  * `deno task` does, since some name relative paths).
  */
-function permissionsOf(task: "start" | "serve:parallel"): string[] {
+export function permissionsOf(task: "start" | "serve:parallel"): string[] {
   return config.tasks[task].split(" ").filter((word) =>
     word.startsWith("--allow-")
   );
