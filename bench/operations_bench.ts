@@ -3,14 +3,11 @@
  * library every Node service uses) against the project's own counters for
  * the same series (requests by route, method and status; a duration
  * histogram by route), and spending a write of the rate limit in memory.
- * Run by `deno task bench:micro`. `prom-client` is pinned here, not in
- * `deno.json`, so that no task of the program downloads it.
+ * Run by `deno task bench:micro`.
  * @module
  */
 
-// Pinned here, not in deno.json: see the module's comment.
-// deno-lint-ignore no-import-prefix
-import client from "npm:prom-client@15.1.3";
+import client from "prom-client";
 import { DURATION_BUCKETS, Metrics } from "../src/operations/metrics.ts";
 import { requestPath } from "../src/http/request_path.ts";
 import { TokenBuckets } from "../src/store/token_buckets.ts";

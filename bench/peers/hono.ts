@@ -6,8 +6,7 @@
  * @module
  */
 
-// deno-lint-ignore no-import-prefix
-import { type Context, Hono } from "npm:hono@4.13.19";
+import { type Context, Hono } from "hono";
 import * as api from "./peer_api.ts";
 
 const app = new Hono();

@@ -3,10 +3,7 @@
  * driven by `playwright-core` (which downloads no browser of its own).
  */
 
-// Test-only, so pinned here rather than in deno.json, whose imports every
-// `deno task` would install (denoland/deno#30887).
-// deno-lint-ignore no-import-prefix
-import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 export type { Browser, Page };
 

@@ -5,13 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-// Test-only packages are pinned here rather than in deno.json: `deno task`
-// installs every package deno.json imports before running any task
-// (denoland/deno#30887), so a cold `deno task start` would fetch them too.
-// deno-lint-ignore no-import-prefix
-import { Validator } from "npm:@seriousme/openapi-schema-validator@2.11.0";
-// deno-lint-ignore no-import-prefix
-import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { openApiDocument } from "../../src/openapi/openapi_document.ts";
 import { CONTENT_TYPE, utf8Header } from "../_support/call.ts";
 import { startServer } from "../_support/program.ts";

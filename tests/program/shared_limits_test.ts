@@ -4,8 +4,7 @@
  * the handler or store is built, and the other way round.
  */
 import assert from "node:assert/strict";
-// deno-lint-ignore no-import-prefix
-import fc from "npm:fast-check@4.10.2";
+import fc from "fast-check";
 import { parseFlags } from "../../src/program/config.ts";
 import { createHandler } from "../../src/services/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";

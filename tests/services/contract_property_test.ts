@@ -6,11 +6,7 @@
  * concurrently, checked against what the answers say happened.
  */
 import assert from "node:assert/strict";
-// Test-only packages are pinned here rather than in deno.json: `deno task`
-// installs every package deno.json imports before running any task
-// (denoland/deno#30887), so a cold `deno task start` would fetch them too.
-// deno-lint-ignore no-import-prefix
-import fc from "npm:fast-check@4.10.2";
+import fc from "fast-check";
 import { createHandler } from "../../src/services/app.ts";
 import type { Store } from "../../src/store/store.ts";
 import { type Answer, call, storeTest } from "../_support/call.ts";
