@@ -21,6 +21,7 @@ for (
     "staleness.ts",
     "streams.ts",
     "soak.ts",
+    "cold_start.ts",
   ]
 ) {
   Deno.test(`bench/${script}: --bogus is one line and exit 2; --help is the usage and exit 0`, async () => {
