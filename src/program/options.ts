@@ -7,7 +7,11 @@
  */
 
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { type WholeLimit, wholeRangeText } from "../store/whole_range.ts";
+import {
+  isWithin,
+  type WholeLimit,
+  wholeRangeText,
+} from "../store/whole_range.ts";
 
 /** A flag or value the program cannot start with; exits 2. */
 export class UsageError extends Error {}
@@ -126,7 +130,7 @@ export function whole(limit: WholeLimit): ValueParser<number> {
     default: limit.default,
     parse(raw) {
       const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-      if (!(value >= limit.min && value <= limit.max)) {
+      if (!isWithin(limit, value)) {
         throw new InvalidValue(wholeRangeText(limit), raw);
       }
       return value;
