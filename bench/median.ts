@@ -1,6 +1,6 @@
 /**
  * The median the benchmarks report, so that one slow round or start does not
- * move a figure.
+ * move a figure, and the percentiles of latency lists.
  * @module
  */
 
@@ -10,4 +10,10 @@ export function median(xs: readonly number[]): number {
   return s.length % 2
     ? s[(s.length - 1) / 2]
     : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** The value at fraction `p` (0.5, 0.99) of `sorted` (ascending); NaN when it is empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ??
+    NaN;
 }

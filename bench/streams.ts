@@ -8,6 +8,7 @@
  */
 
 import { flagsOf, usageError } from "./cli.ts";
+import { percentile } from "./median.ts";
 import { statusMb } from "./proc.ts";
 import { startRedis } from "../tests/_support/redis_server.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
@@ -34,9 +35,6 @@ if (
 const rssMb = (pid: number) => statusMb(pid, "VmRSS");
 
 const now = () => performance.timeOrigin + performance.now();
-// NaN when no post reached every stream: the table then says so.
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 
 interface Row {
   store: string;

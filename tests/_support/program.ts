@@ -14,6 +14,19 @@ export function freePort(): number {
   return port;
 }
 
+/** Waits (up to 5 s) until something accepts connections on loopback `port`; `what` names it in the error. */
+export async function waitForPort(port: number, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    try {
+      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${what} did not listen on ${port}`);
+}
+
 /** A running program under test. */
 export interface RunningServer {
   /** Base URL, ending in `/`. */
@@ -46,6 +59,15 @@ export interface StartOptions {
   discardStderr?: boolean;
   /** With `workers`: give deno serve `--host` and `--port`. Default true; false leaves the address to `DENO_SERVE_ADDRESS`. */
   address?: boolean;
+  /**
+   * Run this command line instead, as a deployment file writes it (its
+   * first word `deno` standing for this Deno); `args` are ignored.
+   */
+  command?: string[];
+  /** Where to run it. Default: the repository's root. */
+  cwd?: string;
+  /** Give the process `env` only, not this process's environment too. */
+  clearEnv?: boolean;
 }
 
 /**
@@ -60,6 +82,11 @@ export function permissionsOf(task: "start" | "serve:parallel"): string[] {
 }
 
 function runCommand(args: string[], options: StartOptions): string[] {
+  if (options.command !== undefined) {
+    const [program, ...rest] = options.command;
+    if (program !== "deno") throw new Error(`runs ${program}, not deno`);
+    return [...(options.prefix ?? []), Deno.execPath(), ...rest];
+  }
   const deno = [
     ...(options.prefix ?? []),
     Deno.execPath(),
@@ -100,7 +127,8 @@ export async function startServer(
   const command = runCommand(args, options);
   const process = new Deno.Command(command[0], {
     args: command.slice(1),
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
+    clearEnv: options.clearEnv,
     env: options.workers === undefined
       ? env
       : { DENO_JOBS: String(options.workers), ...env },

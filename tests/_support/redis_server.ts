@@ -1,6 +1,6 @@
 /** Runs a real `redis-server` for the tests, on a free loopback port, when one is on PATH. */
 
-import { freePort } from "./program.ts";
+import { freePort, waitForPort } from "./program.ts";
 
 /** The path of `redis-server`, or `undefined` when it is not installed. */
 export function redisServerPath(): string | undefined {
@@ -29,18 +29,6 @@ export interface RedisServer {
   cli(...args: string[]): Promise<string>;
 }
 
-async function waitForPort(port: number): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    try {
-      (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  throw new Error(`redis-server did not listen on ${port}`);
-}
-
 /** Starts a throw-away server with persistence off. */
 export async function startRedis(): Promise<RedisServer> {
   const bin = redisServerPath();
@@ -62,7 +50,7 @@ export async function startRedis(): Promise<RedisServer> {
       stdout: "null",
       stderr: "null",
     }).spawn();
-    await waitForPort(port);
+    await waitForPort(port, "redis-server");
   };
   await spawn();
   const kill = async () => {
