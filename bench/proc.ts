@@ -16,3 +16,40 @@ export function statusMb(pid: number, field: "VmRSS" | "VmHWM"): number {
   const kb = status.match(new RegExp(`${field}:\\s+(\\d+)`))?.[1];
   return Number(kb ?? 0) / 1024;
 }
+
+/** How many files (sockets included) process `pid` has open; 0 once it is gone. */
+export function openFiles(pid: number): number {
+  const out = new Deno.Command("ls", { args: [`/proc/${pid}/fd`] })
+    .outputSync();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((name) => name !== "").length;
+}
+
+/** The process ids of `pid`'s children (nginx's workers, for its master). */
+export function childrenOf(pid: number): number[] {
+  // Each thread lists the children it started.
+  const out = new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${pid}/task/*/children`],
+    stderr: "null",
+  }).outputSync();
+  return new TextDecoder().decode(out.stdout).split(/\s+/)
+    .filter((id) => id !== "").map(Number);
+}
+
+/**
+ * A counter of `/proc/net/netstat` (`text`, read now by default), such as
+ * `ListenOverflows`, for the whole network namespace; NaN if it has none.
+ */
+export function netstatCounter(
+  name: string,
+  text = readProc("/proc/net/netstat"),
+): number {
+  // Pairs of lines: "Section: names..." then "Section: values...".
+  const lines = text.split("\n");
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const names = lines[i].split(" ");
+    const at = names.indexOf(name);
+    if (at > 0) return Number(lines[i + 1].split(" ")[at]);
+  }
+  return NaN;
+}
