@@ -2,7 +2,8 @@
  * Debian's nginx in front of the real program, run with the shipped
  * `deploy/nginx.conf`. Only two values are rewritten: the port it listens on
  * (a free loopback port instead of 8080 on every address) and the program's
- * port (instead of 8000). Every other byte is the file users get.
+ * port (instead of 8000). Every other byte is the file users get, unless a
+ * test asks for its commented TLS block to be taken in as a user would.
  * @module
  */
 
@@ -67,6 +68,42 @@ export function proxyConfig(
   );
 }
 
+/**
+ * `config` with its commented TLS block taken in, as a user would: every
+ * directive in it uncommented, listening on 127.0.0.1:`port`, with the
+ * certificate and key at `cert` and `key`; throws when the block is gone.
+ */
+export function withTls(
+  config: string,
+  port: number,
+  cert: string,
+  key: string,
+): string {
+  const start = config.indexOf("# --- TLS:");
+  const end = config.indexOf("\n\n", start);
+  if (start < 0 || end < 0) {
+    throw new Error("deploy/nginx.conf has no TLS block");
+  }
+  let block = config.slice(start, end)
+    .replace(/^(\s*)# ([a-z_0-9]+ [^\n]*;)$/gm, "$1$2");
+  block = replaceOnce(
+    block,
+    /^(\s*)listen 443 /,
+    `$1listen 127.0.0.1:${port} `,
+  );
+  block = replaceOnce(
+    block,
+    /^(\s*)ssl_certificate \S+;/,
+    `$1ssl_certificate ${cert};`,
+  );
+  block = replaceOnce(
+    block,
+    /^(\s*)ssl_certificate_key \S+;/,
+    `$1ssl_certificate_key ${key};`,
+  );
+  return config.slice(0, start) + block + config.slice(end);
+}
+
 /** The seconds a duration directive of the shipped file is set to, such as `keepalive_timeout`. */
 export function shippedSeconds(directive: string): number {
   const text = Deno.readTextFileSync(SHIPPED_NGINX_CONF);
@@ -86,6 +123,8 @@ export interface RunningProxy {
   /** Base URL, ending in `/`. */
   url: string;
   port: number;
+  /** With TLS: its base URL (`https://127.0.0.1:PORT/`). */
+  tlsUrl?: string;
   /** The master process; its workers are its children. */
   process: Deno.ChildProcess;
   /** Its error log so far. */
@@ -94,11 +133,20 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
+/** Options of {@linkcode startProxy}. */
+export interface ProxyOptions {
+  /** Take in the TLS block with this certificate and key (PEM files). */
+  tls?: { cert: string; key: string };
+}
+
 /**
  * Starts nginx in the foreground (`-g 'daemon off;'`, as docs/deploy.md
  * shows) in a fresh prefix directory, in front of 127.0.0.1:`upstreamPort`.
  */
-export async function startProxy(upstreamPort: number): Promise<RunningProxy> {
+export async function startProxy(
+  upstreamPort: number,
+  options: ProxyOptions = {},
+): Promise<RunningProxy> {
   const bin = nginxPath();
   if (!bin) throw new Error(nginxMissing);
   const prefix = await Deno.makeTempDir({ prefix: "lms-nginx-" });
@@ -107,13 +155,17 @@ export async function startProxy(upstreamPort: number): Promise<RunningProxy> {
   await Deno.chmod(prefix, 0o755);
   await Deno.mkdir(`${prefix}/logs`);
   const port = freePort();
+  const tlsPort = options.tls ? freePort() : undefined;
+  const config = proxyConfig(
+    await Deno.readTextFile(SHIPPED_NGINX_CONF),
+    port,
+    upstreamPort,
+  );
   await Deno.writeTextFile(
     `${prefix}/nginx.conf`,
-    proxyConfig(
-      await Deno.readTextFile(SHIPPED_NGINX_CONF),
-      port,
-      upstreamPort,
-    ),
+    options.tls
+      ? withTls(config, tlsPort!, options.tls.cert, options.tls.key)
+      : config,
   );
   const process = new Deno.Command(bin, {
     args: ["-p", `${prefix}/`, "-c", "nginx.conf", "-g", "daemon off;"],
@@ -159,5 +211,12 @@ export async function startProxy(upstreamPort: number): Promise<RunningProxy> {
     await stop();
     throw new Error(`${(error as Error).message}: ${log}`);
   }
-  return { url: `http://127.0.0.1:${port}/`, port, process, errorLog, stop };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    port,
+    tlsUrl: tlsPort ? `https://127.0.0.1:${tlsPort}/` : undefined,
+    process,
+    errorLog,
+    stop,
+  };
 }

@@ -417,3 +417,81 @@ proxyTest(
     }
   },
 );
+
+const opensslMissing = new Deno.Command("sh", {
+    args: ["-c", "command -v openssl"],
+    stdout: "null",
+  }).outputSync().success
+  ? undefined
+  : "openssl is not installed";
+
+Deno.test({
+  name:
+    "the TLS lines, uncommented with a certificate filled in, serve the API and a live event stream over HTTPS",
+  ignore: nginxMissing !== undefined || opensslMissing !== undefined,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "lms-tls-" });
+    const server = await startServer(["--trust-proxy", "--quiet"]);
+    try {
+      const made = await new Deno.Command("openssl", {
+        args: [
+          "req",
+          "-x509",
+          "-newkey",
+          "rsa:2048",
+          "-nodes",
+          "-days",
+          "1",
+          "-subj",
+          "/CN=127.0.0.1",
+          "-addext",
+          "subjectAltName=IP:127.0.0.1",
+          // rustls refuses a CA certificate as the server's own.
+          "-addext",
+          "basicConstraints=critical,CA:FALSE",
+          "-keyout",
+          `${dir}/key.pem`,
+          "-out",
+          `${dir}/cert.pem`,
+        ],
+        stderr: "null",
+      }).output();
+      assert.ok(made.success, "openssl made a certificate");
+      const proxy = await startProxy(Number(new URL(server.url).port), {
+        tls: { cert: `${dir}/cert.pem`, key: `${dir}/key.pem` },
+      });
+      using client = Deno.createHttpClient({
+        caCerts: [await Deno.readTextFile(`${dir}/cert.pem`)],
+      });
+      try {
+        const events = readEvents(
+          (await fetch(`${proxy.tlsUrl}quote/events`, { client })).body!,
+        );
+        try {
+          assert.equal((await events.events(1))[0].data, '"Not set, yet !"');
+          const posted = await fetch(`${proxy.tlsUrl}quote`, {
+            client,
+            method: "POST",
+            body: "Sealed in transit.",
+          });
+          assert.equal(await posted.text(), "null");
+          assert.equal(
+            posted.headers.get("strict-transport-security"),
+            "max-age=31536000",
+          );
+          assert.equal(
+            (await events.events(1, 5000))[0].data,
+            '"Sealed in transit."',
+          );
+        } finally {
+          await events.close();
+        }
+      } finally {
+        await proxy.stop();
+      }
+    } finally {
+      await server.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
