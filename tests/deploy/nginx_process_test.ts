@@ -52,6 +52,16 @@ async function from(
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
+/** Registers `name` through the proxy and returns its token. */
+async function register(proxy: RunningProxy, name: string): Promise<string> {
+  const answer = await from("127.0.0.2", `${proxy.url}users`, {
+    method: "POST",
+    body: name,
+  });
+  assert.equal(answer.status, 200, answer.text);
+  return JSON.parse(answer.text).token;
+}
+
 function proxyTest(name: string, fn: () => Promise<void>): void {
   Deno.test({ name, ignore: nginxMissing !== undefined, fn });
 }
@@ -99,12 +109,7 @@ proxyTest(
   "through the proxy: a post reaches an open /events stream live, a new quote an open /quote/events",
   async () => {
     await behindProxy([], async (proxy) => {
-      const token = JSON.parse(
-        (await from("127.0.0.2", `${proxy.url}users`, {
-          method: "POST",
-          body: "bob",
-        })).text,
-      ).token;
+      const token = await register(proxy, "bob");
       using client = Deno.createHttpClient({ localAddress: "127.0.0.5" });
       const messages = await fetch(`${proxy.url}events`, { client });
       assert.equal(
@@ -153,12 +158,7 @@ proxyTest(
   "a reader that stops reading is not buffered by the proxy: the program's bound on what waits for one reader ends its stream",
   async () => {
     await behindProxy([], async (proxy, server) => {
-      const token = JSON.parse(
-        (await from("127.0.0.2", `${proxy.url}users`, {
-          method: "POST",
-          body: "eve",
-        })).text,
-      ).token;
+      const token = await register(proxy, "eve");
       const openStreams = async () =>
         Number(
           (await (await fetch(`${server.url}metrics`)).text())

@@ -5,8 +5,12 @@
 
 import assert from "node:assert/strict";
 import config from "../../deno.json" with { type: "json" };
-import { startServer } from "../_support/program.ts";
-import { install, stopWhileBusy } from "../_support/deployment.ts";
+import { type RunningServer, startServer } from "../_support/program.ts";
+import {
+  install,
+  type Installation,
+  stopWhileBusy,
+} from "../_support/deployment.ts";
 
 const UNIT = new URL("../../deploy/lms.service", import.meta.url).pathname;
 
@@ -45,6 +49,31 @@ function seconds(value: string): number {
   const match = value.match(/^(\d+)s$/);
   assert.ok(match, `a time in seconds: ${value}`);
   return Number(match[1]);
+}
+
+/**
+ * Runs ExecStart from `installation` as the unit would: with its
+ * Environment= settings (the cache the installation's), and `flags` as the
+ * environment file's LMS_FLAGS.
+ */
+async function startUnit(
+  installation: Installation,
+  flags: string,
+): Promise<RunningServer> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of settings()) {
+    if (key !== "Environment") continue;
+    const [name, ...rest] = value.split("=");
+    env[name] = rest.join("=");
+  }
+  env.DENO_DIR = installation.denoDir;
+  env.LMS_FLAGS = flags;
+  return await startServer([], env, {
+    command: execStart(env),
+    cwd: installation.dir,
+    clearEnv: true,
+    prefix: installation.prefix,
+  });
 }
 
 const analyzer = new Deno.Command("sh", {
@@ -104,21 +133,10 @@ Deno.test("deploy/lms.service runs the program with the start task's permissions
   );
   const installation = await install();
   // The environment file may add flags; a repeated flag's last value wins.
-  const env: Record<string, string> = {
-    LMS_FLAGS: "--port=0 --rate-limit=1/3600",
-  };
-  for (const [key, value] of settings()) {
-    if (key !== "Environment") continue;
-    const [name, ...rest] = value.split("=");
-    env[name] = rest.join("=");
-  }
-  env.DENO_DIR = installation.denoDir;
-  const server = await startServer([], env, {
-    command: execStart(env),
-    cwd: installation.dir,
-    clearEnv: true,
-    prefix: installation.prefix,
-  });
+  const server = await startUnit(
+    installation,
+    "--port=0 --rate-limit=1/3600",
+  );
   try {
     assert.match(server.banner, /^Listening on http:\/\/127\.0\.0\.1:\d+\//);
     const write = async (forwardedFor: string) => {
@@ -147,13 +165,7 @@ Deno.test("deploy/lms.service runs the program with the start task's permissions
 
 Deno.test("deploy/lms.service gives a stop more time than the program's drain takes: SIGTERM with a request stuck in flight still exits 0 before TimeoutStopSec", async () => {
   const installation = await install();
-  const env = { DENO_DIR: installation.denoDir, LMS_FLAGS: "--port=0" };
-  const server = await startServer([], env, {
-    command: execStart(env),
-    cwd: installation.dir,
-    clearEnv: true,
-    prefix: installation.prefix,
-  });
+  const server = await startUnit(installation, "--port=0");
   try {
     const { code, seconds: took } = await stopWhileBusy(server);
     assert.equal(code, 0);
