@@ -43,21 +43,21 @@ function json(
   return { description, content: { [JSON_CONTENT_TYPE]: media } };
 }
 
+/** Example envelopes, each listing one entry: `[location, name, description]`. */
+const envelopes = (entries: Record<string, [string, string, string]>) =>
+  Object.fromEntries(
+    Object.entries(entries).map(([k, [location, name, text]]) => [k, {
+      status: "error",
+      errors: [{ location, name, description: text }],
+    }]),
+  );
+
 /** A 400-style envelope answer, with one example per error entry it may list. */
 function refused(
   description: string,
   entries: Record<string, [string, string, string]>,
 ): JsonObject {
-  return json(
-    description,
-    ref("ErrorEnvelope"),
-    Object.fromEntries(
-      Object.entries(entries).map(([k, [location, name, text]]) => [k, {
-        status: "error",
-        errors: [{ location, name, description: text }],
-      }]),
-    ),
-  );
+  return json(description, ref("ErrorEnvelope"), envelopes(entries));
 }
 
 const rawText = (description: string, example: string) => ({
@@ -122,26 +122,27 @@ const STREAM_REFUSED = {
     },
   ),
   503: {
-    description:
-      "Too many event streams are open on this server (the envelope, `url`/`events`), or the store is unreachable (`{status, message}`).",
-    content: {
-      [JSON_CONTENT_TYPE]: {
-        schema: {
-          oneOf: [ref("ErrorEnvelope"), ref("StatusMessage")],
-        },
-        examples: {
-          tooMany: {
-            value: {
-              status: "error",
-              errors: [{
-                location: "url",
-                name: "events",
-                description:
-                  "Too many event streams are open on this server; try again later",
-              }],
-            },
-          },
-        },
+    ...json(
+      "Too many event streams are open on this server, or (with Redis) this server cannot follow new changes right now, its subscription being down: a stream opened then would wait in vain, so none is (the envelope, `url`/`events`, with `Retry-After`); or the store is unreachable (`{status, message}`).",
+      { oneOf: [ref("ErrorEnvelope"), ref("StatusMessage")] },
+      envelopes({
+        tooMany: [
+          "url",
+          "events",
+          "Too many event streams are open on this server; try again later",
+        ],
+        notFollowing: [
+          "url",
+          "events",
+          "This server cannot follow new changes right now (its connection to the shared store is being restored); try again shortly",
+        ],
+      }),
+    ),
+    headers: {
+      "Retry-After": {
+        description:
+          "Whole seconds after which to try again, when this server cannot follow changes.",
+        schema: { type: "integer", minimum: 1 },
       },
     },
   },
@@ -367,7 +368,7 @@ const operationPaths: JsonObject = {
       operationId: "readiness",
       summary: "Readiness: the store answers",
       description:
-        "The memory store is always ready; Redis is when it answers a `PING` within a second. Also 503 while the server is stopping.",
+        "The memory store is always ready; Redis is when its subscription to changes is up (else it cannot serve event streams exactly) and it answers a `PING` within a second. Also 503 while the server is stopping.",
       responses: {
         200: probeAnswer("Ready to serve.", "ready"),
         503: response("ServiceUnavailable"),

@@ -122,6 +122,11 @@ export class MemoryStore implements Store {
     return this.#listeners.subscribe(listener);
   }
 
+  /** Always the same: every change is told as it is made. */
+  subscriptionEpoch(): number | undefined {
+    return 0;
+  }
+
   /** The newest `limit` messages as JSON array text. */
   newestMessages(limit: number): string {
     if (this.#newest?.limit !== limit) {

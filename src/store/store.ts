@@ -91,11 +91,19 @@ export interface Store {
    * were stored (messages in id order); answers the function that stops it.
    */
   subscribe(listener: (event: StoreEvent) => void): () => void;
+  /**
+   * Whether `subscribe`'s listeners hear of every change now: a number that
+   * stays the same for as long as they do (two equal answers mean nothing
+   * was missed between them), or `undefined` while changes may be missed
+   * (Redis: the process's subscription is down). The memory store always
+   * answers the same number.
+   */
+  subscriptionEpoch(): number | undefined;
   /** The current quote. */
   getQuote(): Awaitable<string>;
   /** Replaces the quote. */
   setQuote(quote: string, allowance?: Allowance): Awaitable<void>;
-  /** Whether the store can serve now: the memory store always can; Redis when it answers a `PING` within a second. */
+  /** Whether the store can serve now: the memory store always can; Redis when its subscription is up and it answers a `PING` within a second. */
   isReady(): Awaitable<boolean>;
   /** Releases connections and timers; the store is unusable afterwards. */
   close(): Promise<void>;

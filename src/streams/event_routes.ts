@@ -29,6 +29,21 @@ function lastEventId(req: Request): number | undefined {
   return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
+/** How long a reader is asked to wait when the process cannot follow changes: the subscription retries at least every second. */
+const FOLLOW_RETRY_SECONDS = 1;
+
+/**
+ * The answer while this process cannot hear of new changes: a stream
+ * opened now would wait in vain for messages stored elsewhere, so none is
+ * opened. `Retry-After` says when to try again, here or elsewhere.
+ */
+const NOT_FOLLOWING = new HttpError(503, [{
+  location: "url",
+  name: "events",
+  description:
+    "This server cannot follow new changes right now (its connection to the shared store is being restored); try again shortly",
+}], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
+
 const REFUSALS = {
   full: new HttpError(503, [{
     location: "url",
@@ -44,27 +59,36 @@ const REFUSALS = {
   }]),
 } satisfies Record<StreamRefusal, HttpError>;
 
-function opened(
+/**
+ * Opens a stream of `topic`, has `catchUp` write its first events, and
+ * answers with it. Nothing is opened while the store cannot hear of every
+ * change, and a stream whose catch-up overlapped a moment when it could
+ * not (the subscription lost, even if back by then) is not answered 200:
+ * changes stored meanwhile reached neither the catch-up nor the stream.
+ * Its reader is told to come back instead (503, `Retry-After`). A failure
+ * releases the stream.
+ */
+async function openStream(
+  store: Store,
   hub: StreamHub,
   topic: string,
   client: string,
-): EventStream {
+  catchUp: (stream: EventStream) => Promise<void>,
+): Promise<Response> {
+  const epoch = store.subscriptionEpoch();
+  if (epoch === undefined) throw NOT_FOLLOWING;
   const stream = hub.open(topic, client);
   if (typeof stream === "string") throw REFUSALS[stream];
-  return stream;
-}
-
-/** Answers with `stream` once `catchUp` has written its first events; a failure releases it. */
-async function respond(
-  stream: EventStream,
-  catchUp: () => Promise<void>,
-): Promise<Response> {
   try {
     stream.write(RETRY);
-    await catchUp();
+    await catchUp(stream);
   } catch (error) {
     stream.end(true);
     throw error;
+  }
+  if (!stream.open || store.subscriptionEpoch() !== epoch) {
+    stream.end(true);
+    throw NOT_FOLLOWING;
   }
   stream.live();
   return new Response(stream.body, { headers: STREAM_HEADERS });
@@ -98,33 +122,37 @@ export function messageEventsRoute(
       } else if (event.kind === "reset") hub.endAll("messages");
     }));
   return {
-    GET: (req, info) => {
-      const stream = opened(hub, "messages", clientOf(req, info));
-      return respond(stream, async () => {
-        const after = lastEventId(req);
-        let recent = await store.recentMessages(
-          after ?? 0,
-          after === undefined ? NEWEST_COUNT : undefined,
-        );
-        let resuming = after !== undefined;
-        if (after !== undefined && after > recent.newestId) {
-          // The store started afresh: the reader's id means nothing here.
-          recent = await store.recentMessages(0, NEWEST_COUNT);
-          resuming = false;
-        }
-        if (resuming && recent.missed > 0) {
-          stream.write(
-            encodeEvent("gap", JSON.stringify({ missed: recent.missed })),
+    GET: (req, info) =>
+      openStream(
+        store,
+        hub,
+        "messages",
+        clientOf(req, info),
+        async (stream) => {
+          const after = lastEventId(req);
+          let recent = await store.recentMessages(
+            after ?? 0,
+            after === undefined ? NEWEST_COUNT : undefined,
           );
-        }
-        for (const { id, json } of recent.messages) {
-          stream.write(encodeEvent("message", json, id));
-        }
-        // Everything up to the newest id is accounted for: sent, or older
-        // than what a reader without an id gets.
-        stream.lastId = recent.newestId;
-      });
-    },
+          let resuming = after !== undefined;
+          if (after !== undefined && after > recent.newestId) {
+            // The store started afresh: the reader's id means nothing here.
+            recent = await store.recentMessages(0, NEWEST_COUNT);
+            resuming = false;
+          }
+          if (resuming && recent.missed > 0) {
+            stream.write(
+              encodeEvent("gap", JSON.stringify({ missed: recent.missed })),
+            );
+          }
+          for (const { id, json } of recent.messages) {
+            stream.write(encodeEvent("message", json, id));
+          }
+          // Everything up to the newest id is accounted for: sent, or older
+          // than what a reader without an id gets.
+          stream.lastId = recent.newestId;
+        },
+      ),
     HEAD: head,
   };
 }
@@ -146,13 +174,11 @@ export function quoteEventsRoute(
       } else if (event.kind === "reset") hub.endAll("quote");
     }));
   return {
-    GET: (req, info) => {
-      const stream = opened(hub, "quote", clientOf(req, info));
-      return respond(stream, async () => {
+    GET: (req, info) =>
+      openStream(store, hub, "quote", clientOf(req, info), async (stream) => {
         const quote = await store.getQuote();
         stream.write(encodeEvent("quote", JSON.stringify(quote)));
-      });
-    },
+      }),
     HEAD: head,
   };
 }

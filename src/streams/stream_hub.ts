@@ -64,6 +64,11 @@ export class EventStream {
     }, new ByteLengthQueuingStrategy({ highWaterMark: 0 }));
   }
 
+  /** Whether the stream is still open: not ended, and its reader still there. */
+  get open(): boolean {
+    return this.#open;
+  }
+
   /** Writes `chunk` now, or ends the stream when its reader is too far behind. */
   write(chunk: Uint8Array): void {
     if (!this.#open) return;

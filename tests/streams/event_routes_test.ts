@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { createHandler, type HandlerOptions } from "../../src/services/app.ts";
-import type { Store } from "../../src/store/store.ts";
+import { MemoryStore } from "../../src/store/memory_store.ts";
+import type { Store, StoreEvent } from "../../src/store/store.ts";
 import { call, connectionFrom, storeTest } from "../_support/call.ts";
 import { type EventReader, readEvents } from "../_support/event_reader.ts";
 
@@ -352,3 +353,114 @@ storeTest(
     assert.equal(active(), 0);
   },
 );
+
+/**
+ * A memory store whose subscription can be lost and made anew, as a Redis
+ * store's can: a change made while it is lost reaches no listener. `lose`
+ * tells listeners `reset` as the Redis store does; `drop` loses it silently
+ * (only the epoch can tell).
+ */
+class FlakySubscription extends MemoryStore {
+  #epoch: number | undefined = 0;
+  #listeners = new Set<(event: StoreEvent) => void>();
+  /** Run inside every catch-up read, after it has read. */
+  duringCatchUp: () => void = () => {};
+
+  override subscribe(listener: (event: StoreEvent) => void): () => void {
+    this.#listeners.add(listener);
+    const stop = super.subscribe((event) => {
+      if (this.#epoch !== undefined) listener(event);
+    });
+    return () => {
+      this.#listeners.delete(listener);
+      stop();
+    };
+  }
+
+  override subscriptionEpoch(): number | undefined {
+    return this.#epoch;
+  }
+
+  override recentMessages(afterId: number, limit?: number) {
+    const recent = super.recentMessages(afterId, limit);
+    this.duringCatchUp();
+    return recent;
+  }
+
+  lose(): void {
+    this.drop();
+    for (const listener of this.#listeners) listener({ kind: "reset" });
+  }
+
+  drop(): void {
+    this.#epoch = undefined;
+  }
+
+  restore(epoch: number): void {
+    this.#epoch = epoch;
+  }
+}
+
+async function refusedToFollow(res: Response): Promise<void> {
+  assert.equal(res.status, 503);
+  assert.ok(Number(res.headers.get("retry-after")) >= 1);
+  const body = await res.json();
+  assert.equal(body.status, "error");
+  assert.deepEqual(
+    [body.errors[0].location, body.errors[0].name],
+    ["url", "events"],
+  );
+}
+
+Deno.test("while the store cannot hear of changes, no stream opens: 503 with Retry-After, on both streams", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  store.drop();
+  for (const path of ["/events", "/quote/events"]) {
+    await refusedToFollow(
+      await handler(new Request(`http://service.test${path}`)),
+    );
+  }
+  store.restore(1);
+  const { events } = await open(handler, "/events");
+  await events.close();
+});
+
+Deno.test("a subscription lost during a stream's catch-up: the reader is told to come back (503), not answered a stream that cannot follow", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  const token = await registered(handler);
+  await post(handler, token, "m1");
+  store.duringCatchUp = () => store.lose();
+  await refusedToFollow(
+    await handler(
+      new Request("http://service.test/events", {
+        headers: { "last-event-id": "1" },
+      }),
+    ),
+  );
+});
+
+Deno.test("a subscription lost and back again between catch-up and going live: the message stored meanwhile is not skipped, the reader is told to come back", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  const token = await registered(handler);
+  await post(handler, token, "m1");
+  store.duringCatchUp = () => {
+    store.duringCatchUp = () => {};
+    store.drop();
+    // Stored while nobody hears: neither in the catch-up nor on the stream.
+    store.addMessage('{"text":"m2"}');
+    store.restore(1);
+  };
+  const res = await handler(
+    new Request("http://service.test/events", {
+      headers: { "last-event-id": "1" },
+    }),
+  );
+  await refusedToFollow(res);
+  // Coming back, it gets what it would have missed.
+  const { events } = await open(handler, "/events", { "last-event-id": "1" });
+  assert.deepEqual(texts(await events.events(1)), ["m2"]);
+  await events.close();
+});

@@ -116,6 +116,8 @@ export class RedisStore implements Store {
   #maxUsers: number;
   #timeoutMs: number;
   #epoch = 0;
+  /** Whether the subscription is up: false from its loss until it is made anew. */
+  #subscribed = false;
   #subscription: Subscription;
   #copies: { [K in keyof Shared]: LocalCopy<Shared[K]> };
   #tokens: KeptTokens;
@@ -163,7 +165,7 @@ export class RedisStore implements Store {
       CHECK_INTERVAL_MS,
     );
     this.#subscription = {
-      live: () => this.#subscriber.isReady,
+      live: () => this.#subscribed && this.#subscriber.isReady,
       epoch: () => this.#epoch,
     };
     this.#copies = {
@@ -270,13 +272,21 @@ export class RedisStore implements Store {
     // Every (re)connection of the subscriber starts a new epoch: copies
     // taken before it may have missed a change while it was down. The client
     // resubscribes before it reports ready, so from then on nothing is missed.
-    this.#subscriber.onReady(() => this.#epoch++);
-    // Changes may be missed from now until then: readers must start again.
-    this.#subscriber.onLost(() => this.#listeners.emit({ kind: "reset" }));
+    this.#subscriber.onReady(() => {
+      this.#epoch++;
+      this.#subscribed = true;
+    });
+    // Changes may be missed from now until then: readers must start again,
+    // and no new one may start.
+    this.#subscriber.onLost(() => {
+      this.#subscribed = false;
+      this.#listeners.emit({ kind: "reset" });
+    });
     await this.#subscriber.subscribe(
       this.#keys.channel,
       (message: string) => this.#notice(message),
     );
+    this.#subscribed = true;
   }
 
   /** Acts on a change notice from any process, this one included. */
@@ -524,6 +534,11 @@ export class RedisStore implements Store {
     return this.#listeners.subscribe(listener);
   }
 
+  /** The subscription's epoch while it is up; `undefined` while it is down. */
+  subscriptionEpoch(): number | undefined {
+    return this.#subscription.live() ? this.#epoch : undefined;
+  }
+
   /** The current quote. */
   getQuote(): Awaitable<string> {
     return this.#copies.quote.read(() =>
@@ -547,8 +562,13 @@ export class RedisStore implements Store {
     this.#copies.quote.changed();
   }
 
-  /** Whether Redis answers a `PING` within the command timeout (1 s by default). */
+  /**
+   * Whether this process can serve everything: its subscription is up (a
+   * process that cannot hear of changes cannot serve streams exactly), and
+   * Redis answers a `PING` within the command timeout (1 s by default).
+   */
   async isReady(): Promise<boolean> {
+    if (!this.#subscription.live()) return false;
     try {
       await this.#bounded(() => this.#client.ping());
       return true;

@@ -1,0 +1,103 @@
+/**
+ * Event streams over Redis when Redis misbehaves: real processes on one
+ * real `redis-server`, its subscription connections cut and kept from
+ * coming back. A stream either delivers every message once, in id order,
+ * or tells its reader (a `gap`, an end, a 503).
+ */
+
+import assert from "node:assert/strict";
+import { utf8Header } from "../_support/call.ts";
+import { readEvents } from "../_support/event_reader.ts";
+import { redisServerPath } from "../_support/redis_server.ts";
+import { connectAdmin } from "../_support/redis_admin.ts";
+import { eventually, withCluster } from "../_support/cluster.ts";
+
+const ignore = redisServerPath() === undefined;
+
+async function register(url: string, name: string): Promise<string> {
+  const res = await fetch(`${url}users`, { method: "POST", body: name });
+  assert.equal(res.status, 200);
+  return (await res.json()).token;
+}
+
+async function postMessage(url: string, token: string, text: string) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "x-messaging-token": utf8Header(token) },
+    body: JSON.stringify({ text }),
+  });
+  const answer = await res.text();
+  assert.equal(res.status, 200, answer);
+}
+
+/** Opens `GET /events`, resuming after `lastId` when given. */
+function openEvents(url: string, lastId?: number) {
+  return fetch(`${url}events`, {
+    headers: lastId === undefined ? {} : { "last-event-id": String(lastId) },
+    signal: AbortSignal.timeout(10_000),
+  });
+}
+
+Deno.test({
+  name:
+    "while its subscription cannot come back (Redis at maxclients), a process opens no stream and is not ready; once it is back, the reader catches up on every message",
+  ignore,
+  async fn() {
+    await withCluster(2, [], async ([a, b], redis) => {
+      const token = await register(a.url, "ann");
+      for (let i = 1; i <= 3; i++) await postMessage(a.url, token, `m${i}`);
+      const admin = await connectAdmin(redis.port);
+      try {
+        const clients = String(await admin.command("CLIENT", "LIST"))
+          .trim().split("\n");
+        const subscribers = clients.filter((c) => / flags=P /.test(c));
+        assert.equal(subscribers.length, 2, clients.join("\n"));
+        // No room for the subscriptions once they are cut.
+        await admin.command(
+          "CONFIG",
+          "SET",
+          "maxclients",
+          String(clients.length - subscribers.length),
+        );
+        await admin.command("CLIENT", "KILL", "TYPE", "pubsub");
+        await eventually(() =>
+          Promise.resolve(/\(changes\): connection lost/.test(b.stderr()))
+        );
+        // Ids 4 to 6, stored through the other process's command connection.
+        for (let i = 4; i <= 6; i++) await postMessage(a.url, token, `m${i}`);
+        for (const path of ["events", "quote/events"]) {
+          const refused = await fetch(`${b.url}${path}`, {
+            headers: { "last-event-id": "3" },
+          });
+          assert.equal(refused.status, 503, path);
+          assert.ok(Number(refused.headers.get("retry-after")) >= 1, path);
+          const body = await refused.json();
+          assert.equal(body.status, "error");
+          assert.equal(body.errors[0].location, "url");
+          assert.equal(body.errors[0].name, "events");
+        }
+        const ready = await fetch(`${b.url}readyz`);
+        assert.equal(ready.status, 503);
+        await ready.body?.cancel();
+        await admin.command("CONFIG", "SET", "maxclients", "10000");
+      } finally {
+        admin.close();
+      }
+      await eventually(async () => {
+        const res = await fetch(`${b.url}readyz`);
+        await res.body?.cancel();
+        return res.status === 200;
+      });
+      const resumed = await openEvents(b.url, 3);
+      assert.equal(resumed.status, 200);
+      const reader = readEvents(resumed.body!);
+      const events = await reader.events(3);
+      assert.deepEqual(events.map((e) => e.id), ["4", "5", "6"]);
+      assert.deepEqual(
+        events.map((e) => JSON.parse(e.data).text),
+        ["m4", "m5", "m6"],
+      );
+      await reader.close();
+    });
+  },
+});
