@@ -129,3 +129,63 @@ Deno.test({
     });
   },
 });
+
+/** How many bytes Redis has sent to all its clients so far. */
+async function bytesSent(redis: RedisServer): Promise<number> {
+  const stats = await redis.cli("INFO", "stats");
+  return Number(/total_net_output_bytes:(\d+)/.exec(stats)![1]);
+}
+
+/** How many times Redis has run `command`, scripts' calls included. */
+async function calls(redis: RedisServer, command: string): Promise<number> {
+  const stats = await redis.cli("INFO", "commandstats");
+  return Number(
+    new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0,
+  );
+}
+
+Deno.test({
+  name:
+    "a catch-up reads what it sends, not the history: up to date, it costs Redis a few bytes whatever --history holds",
+  ignore,
+  async fn() {
+    await withRedis(async (redis) => {
+      const history = 2000;
+      const store = await RedisStore.connect({ url: redis.url, history });
+      try {
+        const text = "x".repeat(200);
+        for (let i = 0; i < history; i += 200) {
+          await Promise.all(
+            Array.from(
+              { length: 200 },
+              () => store.addMessage(JSON.stringify({ text })),
+            ),
+          );
+        }
+        const { newestId } = await store.recentMessages(history);
+        assert.equal(newestId, history);
+        // What Redis sends for 20 catch-ups, less what one INFO costs.
+        const cost = async (afterId: number) => {
+          const idle = -(await bytesSent(redis)) + await bytesSent(redis);
+          const before = await bytesSent(redis);
+          for (let i = 0; i < 20; i++) {
+            const recent = await store.recentMessages(afterId);
+            assert.equal(recent.messages.length, newestId - afterId);
+          }
+          return (await bytesSent(redis)) - before - idle;
+        };
+        const reads = async () =>
+          (await calls(redis, "lrange")) + (await calls(redis, "lindex"));
+        const readsBefore = await reads();
+        const upToDate = await cost(newestId);
+        assert.equal(await reads(), readsBefore, "up to date: no list read");
+        const threeBehind = await cost(newestId - 3);
+        // The history is 2,000 entries of 200 bytes and more: 400 KB a read.
+        assert.ok(upToDate < 20 * 100, `${upToDate} bytes`);
+        assert.ok(threeBehind < 20 * (100 + 3 * 250), `${threeBehind} bytes`);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+});

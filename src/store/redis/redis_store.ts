@@ -38,6 +38,7 @@ import { Deadlines } from "../../timers/deadlines.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
+import { recentMessages } from "./replies.ts";
 import {
   LATE,
   LIMITED,
@@ -496,37 +497,22 @@ export class RedisStore implements Store {
     );
   }
 
-  /** The retained messages with an id above `afterId`, oldest first, in one round trip. */
+  /**
+   * The retained messages with an id above `afterId`, oldest first, in one
+   * round trip that reads only those (at most `limit`, or the history).
+   */
   async recentMessages(
     afterId: number,
     limit?: number,
   ): Promise<RecentMessages> {
     const { messages, messageSequence } = this.#keys;
-    const [newest, entries] = await this.#bounded(() =>
+    const reply = await this.#bounded(() =>
       this.#client.run("recent", [messages, messageSequence], [
+        String(afterId),
         String(limit ?? this.#history),
       ])
-    ) as [number, string[]];
-    const newestId = Number(newest);
-    const stored = [];
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const entry = entries[i];
-      const id = Number(entry.slice(0, entry.indexOf(" ")));
-      if (id > afterId) stored.push({ id, json: jsonOf(entry) });
-    }
-    const firstRetained = stored.length > 0
-      ? stored[0].id
-      : entries.length > 0
-      ? Number(entries[0].slice(0, entries[0].indexOf(" "))) + 1
-      : newestId + 1;
-    return {
-      messages: stored,
-      newestId,
-      missed: Math.max(
-        0,
-        Math.min(newestId - afterId, firstRetained - 1 - afterId),
-      ),
-    };
+    );
+    return recentMessages(reply, afterId);
   }
 
   /** Tells `listener` of every change any process makes, in id order for messages. */

@@ -130,11 +130,29 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('PUBLISH', KEYS[2], '${QUOTE}' .. ARGV[1])
 return 1`,
   ),
-  /** KEYS messages, sequence; ARGV count → the newest id ever given and the newest `count` entries, in one step. */
+  /**
+   * KEYS messages, sequence; ARGV afterId, limit → the newest id ever
+   * given, the id of the oldest message retained (0 when none is, or when
+   * nothing above afterId is asked for), then the retained `<id> <json>`
+   * entries above afterId, newest first, at most `limit` of them. It reads
+   * only as many entries as there are ids above afterId, so a reader that
+   * is up to date costs one GET, whatever the history holds.
+   */
   recent: {
     keys: 2,
     source: `
-return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)}`,
+local newest = tonumber(redis.call('GET', KEYS[2]) or '0')
+local after = tonumber(ARGV[1])
+local count = math.min(newest - after, tonumber(ARGV[2]))
+if count <= 0 then return {newest, 0} end
+local oldest = redis.call('LINDEX', KEYS[1], -1)
+local reply = {newest, oldest and tonumber(string.match(oldest, '^%d+')) or 0}
+for _, entry in ipairs(redis.call('LRANGE', KEYS[1], 0, count - 1)) do
+  if tonumber(string.match(entry, '^%d+')) > after then
+    reply[#reply + 1] = entry
+  end
+end
+return reply`,
   },
 } satisfies Record<string, Script>;
 

@@ -1,0 +1,95 @@
+/**
+ * Redis's replies, checked before they are believed: a reply of another
+ * shape than the script or command promises (another program on the same
+ * keys, a script of another version) is a fault, answered 500 and logged,
+ * never a value made up from it.
+ * @module
+ */
+
+import type { RecentMessages, StoredMessage } from "../store.ts";
+
+/**
+ * A reply Redis should not have sent.
+ *
+ * @example Refusing a reply
+ * ```ts
+ * import { UnexpectedReply } from "./replies.ts";
+ * const error = new UnexpectedReply("register", 42);
+ * console.log(error.message); // "unexpected reply to register: 42"
+ * ```
+ */
+export class UnexpectedReply extends Error {
+  /** Names the command and shows (the start of) what came. */
+  constructor(command: string, reply: unknown) {
+    super(
+      `unexpected reply to ${command}: ${
+        JSON.stringify(reply)?.slice(0, 200) ?? String(reply)
+      }`,
+    );
+    this.name = "UnexpectedReply";
+  }
+}
+
+/** A message id as Redis gives it (a whole number, or its decimal text), else a fault. */
+export function messageId(command: string, reply: unknown): number {
+  const id = typeof reply === "string" && /^\d{1,16}$/.test(reply)
+    ? Number(reply)
+    : reply;
+  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
+    throw new UnexpectedReply(command, reply);
+  }
+  return id;
+}
+
+/** One history entry, `<id> <json>`, else a fault. */
+export function historyEntry(command: string, entry: unknown): StoredMessage {
+  const space = typeof entry === "string" ? entry.indexOf(" ") : -1;
+  if (space === -1) throw new UnexpectedReply(command, entry);
+  const text = entry as string;
+  return {
+    id: messageId(command, text.slice(0, space)),
+    json: text.slice(space + 1),
+  };
+}
+
+/**
+ * What the `recent` script answers (the newest id, the oldest retained id
+ * or 0, then the entries above `afterId`, newest first), as
+ * {@linkcode RecentMessages}, else a fault.
+ *
+ * @example Two messages above id 3, none gone
+ * ```ts
+ * import { recentMessages } from "./replies.ts";
+ * const recent = recentMessages([5, 1, '5 {"i":5}', '4 {"i":4}'], 3);
+ * // { messages: [{ id: 4, ... }, { id: 5, ... }], newestId: 5, missed: 0 }
+ * ```
+ */
+export function recentMessages(
+  reply: unknown,
+  afterId: number,
+): RecentMessages {
+  if (!Array.isArray(reply) || reply.length < 2) {
+    throw new UnexpectedReply("recent", reply);
+  }
+  const newestId = messageId("recent", reply[0]);
+  const oldest = messageId("recent", reply[1]);
+  const messages: StoredMessage[] = [];
+  for (let i = reply.length - 1; i >= 2; i--) {
+    const message = historyEntry("recent", reply[i]);
+    if (message.id <= afterId || message.id > newestId) {
+      throw new UnexpectedReply("recent", reply);
+    }
+    messages.push(message);
+  }
+  // Ids above afterId that are not retained: those below the oldest one
+  // retained, or every one when nothing is.
+  const firstRetained = oldest === 0 ? newestId + 1 : oldest;
+  return {
+    messages,
+    newestId,
+    missed: Math.max(
+      0,
+      Math.min(newestId - afterId, firstRetained - 1 - afterId),
+    ),
+  };
+}

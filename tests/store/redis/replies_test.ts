@@ -1,0 +1,79 @@
+/**
+ * Redis's replies are checked before they are believed: the `recent`
+ * script's reply reads as the memory store answers the same question, and
+ * a reply of any other shape is a fault.
+ */
+
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  messageId,
+  recentMessages,
+  UnexpectedReply,
+} from "../../../src/store/redis/replies.ts";
+import { MemoryStore } from "../../../src/store/memory_store.ts";
+
+/** What the `recent` script answers for ids 1..newest with the last `history` retained. */
+function scriptReply(
+  newest: number,
+  history: number,
+  afterId: number,
+  limit: number,
+): unknown[] {
+  const count = Math.min(newest - afterId, limit);
+  if (count <= 0) return [newest, 0];
+  const oldest = newest === 0 ? 0 : Math.max(1, newest - history + 1);
+  const entries = [];
+  for (let id = newest; id > newest - count && id >= oldest; id--) {
+    if (id > afterId) entries.push(`${id} {"i":${id}}`);
+  }
+  return [newest, oldest, ...entries];
+}
+
+Deno.test("the recent reply reads as the memory store answers: the same messages, newest id and missed count", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 5, max: 20 }),
+      fc.integer({ min: 0, max: 60 }),
+      fc.integer({ min: 0, max: 70 }),
+      fc.option(fc.integer({ min: 1, max: 30 }), { nil: undefined }),
+      (history, newest, afterId, limit) => {
+        const memory = new MemoryStore({ history });
+        for (let i = 1; i <= newest; i++) memory.addMessage(`{"i":${i}}`);
+        const expected = memory.recentMessages(afterId, limit);
+        const read = recentMessages(
+          scriptReply(newest, history, afterId, limit ?? history),
+          afterId,
+        );
+        assert.deepEqual(read, expected);
+      },
+    ),
+  );
+});
+
+Deno.test("a reply of another shape is a fault, never a value made up from it", () => {
+  for (
+    const reply of [
+      null,
+      "5",
+      [5],
+      ["x", 0],
+      [5, 0, "5"],
+      [5, 0, "no-id-here"],
+      [5, 1, '6 {"beyond":"the newest"}'],
+      [5, 1, '2 {"at or below":"the reader"}'],
+      [-1, 0],
+    ]
+  ) {
+    assert.throws(
+      () => recentMessages(reply, 2),
+      UnexpectedReply,
+      JSON.stringify(reply),
+    );
+  }
+  for (const id of ["1.5", "1e3", "", "-2", 2 ** 53, "99999999999999999"]) {
+    assert.throws(() => messageId("addMessage", id), UnexpectedReply, `${id}`);
+  }
+  assert.equal(messageId("addMessage", "42"), 42);
+  assert.equal(messageId("addMessage", 42), 42);
+});
