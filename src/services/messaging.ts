@@ -58,6 +58,10 @@ export function messagingRoutes(
   const usersBody = lastValueCache((users: readonly string[]) =>
     JSON.stringify({ users })
   );
+  // Likewise the newest messages: each is JSON text already.
+  const messagesBody = lastValueCache((messages: readonly string[]) =>
+    `[${messages.join(",")}]`
+  );
 
   async function register(
     req: Request,
@@ -107,10 +111,10 @@ export function messagingRoutes(
   }
 
   function readMessages(): Response | Promise<Response> {
-    const json = store.newestMessages(NEWEST_COUNT);
-    return json instanceof Promise
-      ? json.then((text) => jsonResponse(text))
-      : jsonResponse(json);
+    const messages = store.newestMessages(NEWEST_COUNT);
+    return messages instanceof Promise
+      ? messages.then((list) => jsonResponse(messagesBody(list)))
+      : jsonResponse(messagesBody(messages));
   }
 
   async function postMessage(

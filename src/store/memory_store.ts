@@ -36,11 +36,12 @@ export class MemoryStore implements Store {
   #messages: Ring;
   #maxUsers: number;
   #quote = INITIAL_QUOTE;
-  // GET / is the hottest read and changes only on a post, so its answer is
-  // built once per post, not once per request. One slot, not a Map: a
-  // long-lived Map cleared on every post allocates a new table each time,
-  // in the old generation once the Map has aged there.
-  #newest: { limit: number; json: string } | undefined;
+  // GET / is the hottest read and changes only on a post, so its list is
+  // built once per post, not once per request (and the same array lets the
+  // service build its answer once too). One slot, not a Map: a long-lived
+  // Map cleared on every post allocates a new table each time, in the old
+  // generation once the Map has aged there.
+  #newest: { limit: number; messages: readonly string[] } | undefined;
   /** The id of the newest message: ids are consecutive, so the ring holds ids `#lastId - size + 1` to `#lastId`. */
   #lastId = 0;
   #listeners = new ChangeListeners();
@@ -127,13 +128,12 @@ export class MemoryStore implements Store {
     return 0;
   }
 
-  /** The newest `limit` messages as JSON array text. */
-  newestMessages(limit: number): string {
+  /** The newest `limit` messages, newest first: the same array until a message is added. */
+  newestMessages(limit: number): readonly string[] {
     if (this.#newest?.limit !== limit) {
-      const json = `[${this.#messages.newest(limit).join(",")}]`;
-      this.#newest = { limit, json };
+      this.#newest = { limit, messages: this.#messages.newest(limit) };
     }
-    return this.#newest.json;
+    return this.#newest.messages;
   }
 
   /** The current quote. */

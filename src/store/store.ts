@@ -2,6 +2,10 @@
  * The one interface all state lives behind. Every operation is a single
  * atomic step in meaning, so an implementation shared by many processes
  * (Redis) stays consistent without locks in the services.
+ *
+ * A message crosses it as its JSON object text, as it is stored and sent:
+ * `addMessage` takes it, `newestMessages` and `recentMessages` give it back,
+ * never parsed. Lists are arrays of those texts, for the services to frame.
  * @module
  */
 
@@ -78,8 +82,8 @@ export interface Store {
    * message the store ever keeps) in the same atomic step. Answers the id.
    */
   addMessage(message: string, allowance?: Allowance): Awaitable<number>;
-  /** The newest `limit` messages, newest first, as the text of a JSON array. */
-  newestMessages(limit: number): Awaitable<string>;
+  /** The newest `limit` messages (each its JSON object text), newest first; the same array until a message is added. */
+  newestMessages(limit: number): Awaitable<readonly string[]>;
   /**
    * The retained messages with an id above `afterId`, oldest first (only the
    * newest `limit` of them when `limit` is given), the newest id ever given,

@@ -3,6 +3,7 @@
 import { headerValue } from "../../src/client/header_value.js";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { RedisStore } from "../../src/store/redis/redis_store.ts";
+import type { RedisConnection } from "../../src/store/redis/redis_connection.ts";
 import type { ConnectionInfo, Handler } from "../../src/http/router.ts";
 import type { Store, StoreLimits } from "../../src/store/store.ts";
 import {
@@ -98,6 +99,18 @@ let sharedRedis: Promise<RedisServer> | undefined;
 /** One Redis server for the whole run, started on first use. */
 export function sharedRedisServer(): Promise<RedisServer> {
   return sharedRedis ??= startRedis();
+}
+
+/** A connection of the store's own kind to the shared server, for tests that run its scripts and commands directly. */
+export async function sharedRedisConnection(): Promise<RedisConnection> {
+  const server = await sharedRedisServer();
+  // Loaded here, as the store loads it: tests of the memory store never do.
+  const { connect } = await import("../../src/store/redis/connection.ts");
+  return await connect({
+    url: server.url,
+    connectTimeoutMs: 2000,
+    report: () => {},
+  }, "test");
 }
 
 const redisMissing = redisServerPath() === undefined

@@ -27,7 +27,7 @@ for (const service of ["all", "messaging", "quote"] as const) {
 
 /** A store whose backend is gone: every read and write fails as unavailable. */
 class DownStore extends MemoryStore {
-  override newestMessages(): string {
+  override newestMessages(): string[] {
     throw new StoreUnavailableError("gone");
   }
   override getQuote(): string {

@@ -7,11 +7,12 @@ Deno.test("MemoryStore refuses limits below the contract's minimums", () => {
   assert.throws(() => new MemoryStore({ history: 5.5 }), RangeError);
 });
 
-Deno.test("MemoryStore answers the cached GET / text until a new message arrives", () => {
+Deno.test("MemoryStore answers the same newest-messages array until a new message arrives", () => {
   const store = new MemoryStore();
   store.addMessage('{"text":"a"}');
   const first = store.newestMessages(5);
   assert.equal(store.newestMessages(5), first);
   store.addMessage('{"text":"b"}');
-  assert.equal(store.newestMessages(5), '[{"text":"b"},{"text":"a"}]');
+  assert.notEqual(store.newestMessages(5), first);
+  assert.deepEqual(store.newestMessages(5), ['{"text":"b"}', '{"text":"a"}']);
 });

@@ -46,14 +46,14 @@ storeTest(
 );
 
 storeTest("messages keep the newest `history`, newest first", async (store) => {
-  assert.equal(await store.newestMessages(5), "[]");
+  assert.deepEqual(await store.newestMessages(5), []);
   for (let i = 0; i < 20; i++) await store.addMessage(JSON.stringify({ i }));
   assert.deepEqual(
-    JSON.parse(await store.newestMessages(5)).map((m: { i: number }) => m.i),
+    (await store.newestMessages(5)).map((m) => JSON.parse(m).i),
     [19, 18, 17, 16, 15],
   );
   assert.deepEqual(
-    JSON.parse(await store.newestMessages(100)).map((m: { i: number }) => m.i),
+    (await store.newestMessages(100)).map((m) => JSON.parse(m).i),
     [19, 18, 17, 16, 15, 14, 13],
   );
 }, { history: 7 });
@@ -71,9 +71,9 @@ storeTest("message ids start at 1 and are consecutive", async (store) => {
   const ids = [];
   for (let i = 0; i < 4; i++) ids.push(await store.addMessage(`{"i":${i}}`));
   assert.deepEqual(ids, [1, 2, 3, 4]);
-  assert.equal(
+  assert.deepEqual(
     await store.newestMessages(5),
-    '[{"i":3},{"i":2},{"i":1},{"i":0}]',
+    ['{"i":3}', '{"i":2}', '{"i":1}', '{"i":0}'],
   );
 });
 

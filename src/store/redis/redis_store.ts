@@ -38,15 +38,15 @@ import { Deadlines } from "../../timers/deadlines.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
-import { recentMessages } from "./replies.ts";
+import { decodeNotice } from "./change_notice.ts";
 import {
-  LATE,
-  LIMITED,
-  MESSAGE,
-  QUOTE,
-  REMOVED,
-  type WriteName,
-} from "./scripts.ts";
+  historyEntry,
+  messageId,
+  oneOf,
+  recentMessages,
+  UnexpectedReply,
+} from "./replies.ts";
+import { LATE, LIMITED, type WriteName } from "./scripts.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -73,10 +73,7 @@ export interface RedisStoreOptions extends StoreLimits {
 }
 
 /** The shared values a process keeps a copy of. */
-type Shared = { messages: string; quote: string; users: string[] };
-
-/** The message of a history entry, `<id> <json>`. */
-const jsonOf = (entry: string) => entry.slice(entry.indexOf(" ") + 1);
+type Shared = { messages: readonly string[]; quote: string; users: string[] };
 
 function keysOf(prefix: string) {
   return {
@@ -97,6 +94,8 @@ function keysOf(prefix: string) {
 
 /** How often the store checks that Redis still holds its data (and reads Redis's clock). */
 const CHECK_INTERVAL_MS = 1000;
+
+const REGISTER_RESULTS = ["registered", "exists", "full"] as const;
 
 /**
  * Keeps users, messages and the quote in Redis.
@@ -291,28 +290,24 @@ export class RedisStore implements Store {
   }
 
   /** Acts on a change notice from any process, this one included. */
-  #notice(message: string): void {
-    if (message.startsWith(MESSAGE)) {
-      this.#copies.messages.changed();
-      const space = message.indexOf(" ");
-      const id = Number(message.slice(MESSAGE.length, space));
-      if (space === -1 || !Number.isSafeInteger(id)) return;
-      this.#listeners.emit({
-        kind: "message",
-        id,
-        json: message.slice(space + 1),
-      });
-    } else if (message.startsWith(QUOTE)) {
-      this.#copies.quote.changed();
-      this.#listeners.emit({
-        kind: "quote",
-        quote: message.slice(QUOTE.length),
-      });
-    } else if (message.startsWith(REMOVED)) {
-      this.#tokens.forget(message.slice(REMOVED.length));
-      this.#copies.users.changed();
-    } else if (message === "users") {
-      this.#copies.users.changed();
+  #notice(text: string): void {
+    const notice = decodeNotice(text);
+    switch (notice?.kind) {
+      case "message":
+        this.#copies.messages.changed();
+        this.#listeners.emit(notice);
+        break;
+      case "quote":
+        this.#copies.quote.changed();
+        this.#listeners.emit(notice);
+        break;
+      case "removed":
+        this.#tokens.forget(notice.name);
+        this.#copies.users.changed();
+        break;
+      case "registered":
+        this.#copies.users.changed();
+        break;
     }
   }
 
@@ -405,18 +400,22 @@ export class RedisStore implements Store {
     allowance?: Allowance,
   ): Promise<RegisterResult> {
     const { users, order, sequence, channel } = this.#keys;
-    const result = await this.#write(
+    const result = oneOf(
       "register",
-      [users, order, sequence, channel],
-      [name, token, String(this.#maxUsers)],
-      allowance,
-      // Answered 503, yet applied: the fence's margin was not enough for
-      // the reply's way back. Nobody has this token, so take it back.
-      (late) => {
-        if (late === "registered") {
-          this.removeUser(name, token).catch(() => {});
-        }
-      },
+      await this.#write(
+        "register",
+        [users, order, sequence, channel],
+        [name, token, String(this.#maxUsers)],
+        allowance,
+        // Answered 503, yet applied: the fence's margin was not enough for
+        // the reply's way back. Nobody has this token, so take it back.
+        (late) => {
+          if (late === "registered") {
+            this.removeUser(name, token).catch(() => {});
+          }
+        },
+      ),
+      REGISTER_RESULTS,
     );
     if (result === "registered") {
       // A token this process kept for an earlier holder of the name, whose
@@ -424,7 +423,7 @@ export class RedisStore implements Store {
       this.#tokens.forget(name);
       this.#copies.users.changed();
     }
-    return String(result) as RegisterResult;
+    return result;
   }
 
   /** The token of `name`, if registered: from the kept tokens while they are current, else from Redis. */
@@ -442,13 +441,17 @@ export class RedisStore implements Store {
     allowance?: Allowance,
   ): Promise<boolean> {
     const { users, order, channel } = this.#keys;
-    const removed = await this.#write(
+    const result = oneOf(
       "remove",
-      [users, order, channel],
-      [name, token],
-      allowance,
+      await this.#write(
+        "remove",
+        [users, order, channel],
+        [name, token],
+        allowance,
+      ),
+      ["removed", "kept"],
     );
-    if (Number(removed) !== 1) return false;
+    if (result === "kept") return false;
     this.#tokens.forget(name);
     this.#copies.users.changed();
     return true;
@@ -471,18 +474,21 @@ export class RedisStore implements Store {
   /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
   async addMessage(message: string, allowance?: Allowance): Promise<number> {
     const { messages, messageSequence, channel } = this.#keys;
-    const id = await this.#write(
+    const id = messageId(
       "addMessage",
-      [messages, messageSequence, channel],
-      [message, String(this.#history)],
-      allowance,
+      await this.#write(
+        "addMessage",
+        [messages, messageSequence, channel],
+        [message, String(this.#history)],
+        allowance,
+      ),
     );
     this.#copies.messages.changed();
-    return Number(id);
+    return id;
   }
 
-  /** The newest `limit` messages as JSON array text. */
-  newestMessages(limit: number): Awaitable<string> {
+  /** The newest `limit` messages, newest first, from the local copy while it is current. */
+  newestMessages(limit: number): Awaitable<readonly string[]> {
     if (limit !== this.#messagesLimit) {
       this.#messagesLimit = limit;
       this.#copies.messages.changed();
@@ -492,7 +498,7 @@ export class RedisStore implements Store {
         const entries = await this.#bounded(() =>
           this.#client.lRange(this.#keys.messages, 0, limit - 1)
         );
-        return `[${entries.map(jsonOf).join(",")}]`;
+        return entries.map((entry) => historyEntry("LRANGE", entry).json);
       })
     );
   }
@@ -539,12 +545,13 @@ export class RedisStore implements Store {
 
   /** Replaces the quote and tells every process, in one script. */
   async setQuote(quote: string, allowance?: Allowance): Promise<void> {
-    await this.#write(
+    const result = await this.#write(
       "setQuote",
       [this.#keys.quote, this.#keys.channel],
       [quote],
       allowance,
     );
+    if (result !== "set") throw new UnexpectedReply("setQuote", result);
     this.#copies.quote.changed();
   }
 

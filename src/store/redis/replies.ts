@@ -30,6 +30,24 @@ export class UnexpectedReply extends Error {
   }
 }
 
+/**
+ * `reply` when it is one of `expected`, else a fault.
+ *
+ * @example A registration's outcome
+ * ```ts
+ * import { oneOf } from "./replies.ts";
+ * const outcome = oneOf("register", "exists", ["registered", "exists", "full"] as const);
+ * ```
+ */
+export function oneOf<const T extends string>(
+  command: string,
+  reply: unknown,
+  expected: readonly T[],
+): T {
+  if (!expected.includes(reply as T)) throw new UnexpectedReply(command, reply);
+  return reply as T;
+}
+
 /** A message id as Redis gives it (a whole number, or its decimal text), else a fault. */
 export function messageId(command: string, reply: unknown): number {
   const id = typeof reply === "string" && /^\d{1,16}$/.test(reply)

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   messageId,
+  oneOf,
   recentMessages,
   UnexpectedReply,
 } from "../../../src/store/redis/replies.ts";
@@ -71,6 +72,9 @@ Deno.test("a reply of another shape is a fault, never a value made up from it", 
       JSON.stringify(reply),
     );
   }
+  assert.throws(() => oneOf("register", 1, ["registered"]), UnexpectedReply);
+  assert.throws(() => oneOf("register", "Registered", ["registered"]));
+  assert.equal(oneOf("register", "registered", ["registered"]), "registered");
   for (const id of ["1.5", "1e3", "", "-2", 2 ** 53, "99999999999999999"]) {
     assert.throws(() => messageId("addMessage", id), UnexpectedReply, `${id}`);
   }

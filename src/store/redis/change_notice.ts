@@ -1,0 +1,75 @@
+/**
+ * The change notices every process publishes on the shared channel and
+ * every process hears, in one place: the write scripts build them in Lua
+ * with {@linkcode NOTICE_LUA}, and {@linkcode decodeNotice} reads them back.
+ * A notice is a tag, then a colon and what changed; only the first colon
+ * counts, so the rest may hold any text. The format is the one earlier
+ * versions publish, so processes of two versions sharing a Redis during an
+ * upgrade still hear each other.
+ * @module
+ */
+
+/** A change as a notice tells it. */
+export type Notice =
+  /** A message stored, with its id and its JSON text. */
+  | { kind: "message"; id: number; json: string }
+  /** The quote replaced. */
+  | { kind: "quote"; quote: string }
+  /** A user registered. */
+  | { kind: "registered" }
+  /** A user removed, by name. */
+  | { kind: "removed"; name: string };
+
+/**
+ * Lua expressions that build each notice from Lua expressions of its parts,
+ * for the write scripts (`scripts.ts`).
+ *
+ * @example The notice of a replaced quote, in a script
+ * ```ts
+ * import { NOTICE_LUA } from "./change_notice.ts";
+ * const lua = `redis.call('PUBLISH', KEYS[1], ${NOTICE_LUA.quote("ARGV[1]")})`;
+ * ```
+ */
+export const NOTICE_LUA = {
+  /** `id` is its decimal text (`string.format('%d', id)`: Lua's own `..` would write a large number in exponent form). */
+  message: (id: string, json: string) =>
+    `'message:' .. ${id} .. ' ' .. ${json}`,
+  quote: (quote: string) => `'quote:' .. ${quote}`,
+  registered: () => `'users'`,
+  removed: (name: string) => `'removed:' .. ${name}`,
+} as const;
+
+/**
+ * The change `text` tells, or `undefined` when it is not a notice of this
+ * version (another version of the program may share the channel).
+ *
+ * @example Reading a message notice
+ * ```ts
+ * import { decodeNotice } from "./change_notice.ts";
+ * const notice = decodeNotice('message:7 {"text":"hi"}');
+ * // { kind: "message", id: 7, json: '{"text":"hi"}' }
+ * ```
+ */
+export function decodeNotice(text: string): Notice | undefined {
+  const colon = text.indexOf(":");
+  if (colon === -1) {
+    return text === "users" ? { kind: "registered" } : undefined;
+  }
+  const rest = text.slice(colon + 1);
+  switch (text.slice(0, colon)) {
+    case "message": {
+      const space = rest.indexOf(" ");
+      if (space === -1 || !/^[1-9]\d{0,15}$/.test(rest.slice(0, space))) {
+        return undefined;
+      }
+      const id = Number(rest.slice(0, space));
+      if (!Number.isSafeInteger(id)) return undefined;
+      return { kind: "message", id, json: rest.slice(space + 1) };
+    }
+    case "quote":
+      return { kind: "quote", quote: rest };
+    case "removed":
+      return { kind: "removed", name: rest };
+  }
+  return undefined;
+}

@@ -1,0 +1,106 @@
+/**
+ * The change-notice format: what the write scripts publish (encoded in Lua
+ * from `NOTICE_LUA`) is what `decodeNotice` reads back, for any text, on a
+ * real `redis-server`.
+ */
+
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { decodeNotice } from "../../../src/store/redis/change_notice.ts";
+import { redisServerPath } from "../../_support/redis_server.ts";
+import { sharedRedisConnection } from "../../_support/call.ts";
+
+const ignore = redisServerPath() === undefined;
+
+Deno.test({
+  name:
+    "every write's notice, as its script publishes it, decodes to the change it made, for any text",
+  ignore,
+  async fn() {
+    const client = await sharedRedisConnection();
+    const listener = await sharedRedisConnection();
+    const prefix = `notice:${crypto.randomUUID()}:`;
+    const channel = `${prefix}changes`;
+    const heard: string[] = [];
+    await listener.subscribe(channel, (message) => heard.push(message));
+    /** Runs `script` as the store does, and answers the notice it published. */
+    const publish = async (
+      script: "register" | "remove" | "addMessage" | "setQuote",
+      keys: string[],
+      args: string[],
+    ) => {
+      const before = heard.length;
+      await client.run(script, keys, [...args, String(Date.now() + 60_000)]);
+      for (let i = 0; i < 100 && heard.length === before; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.equal(heard.length, before + 1);
+      return decodeNotice(heard[before]);
+    };
+    const k = (name: string) => `${prefix}${name}`;
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.string({ unit: "grapheme" }), async (text) => {
+          assert.deepEqual(
+            await publish("setQuote", [k("quote"), channel], [text]),
+            { kind: "quote", quote: text },
+          );
+          const message = JSON.stringify({ text });
+          const stored = await publish(
+            "addMessage",
+            [k("history"), k("history:sequence"), channel],
+            [message, "5", "0"],
+          );
+          assert.equal(stored?.kind, "message");
+          assert.deepEqual(stored, {
+            kind: "message",
+            id: stored.kind === "message" ? stored.id : 0,
+            json: message,
+          });
+          assert.deepEqual(
+            await publish(
+              "register",
+              [k("users"), k("order"), k("sequence"), channel],
+              [text, "token", "1000"],
+            ),
+            { kind: "registered" },
+          );
+          assert.deepEqual(
+            await publish(
+              "remove",
+              [k("users"), k("order"), channel],
+              [text, "token"],
+            ),
+            { kind: "removed", name: text },
+          );
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      await Promise.all([client.close(), listener.close()]);
+    }
+  },
+});
+
+Deno.test("a message notice's id is a whole number: anything else is no notice", () => {
+  assert.deepEqual(decodeNotice('message:12 {"a":1}'), {
+    kind: "message",
+    id: 12,
+    json: '{"a":1}',
+  });
+  for (
+    const text of [
+      "message:1e3 {}",
+      "message:-1 {}",
+      "message:0 {}",
+      "message:12{}",
+      "message: {}",
+      "message:99999999999999999 {}",
+      "other:thing",
+      "users:",
+      "",
+    ]
+  ) {
+    assert.equal(decodeNotice(text), undefined, text);
+  }
+});
