@@ -6,9 +6,19 @@
  * @module
  */
 
-import { createClient, defineScript, ErrorReply } from "redis";
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  createClient,
+  defineScript,
+  ErrorReply,
+} from "redis";
 import { StoreUnavailableError } from "../store.ts";
-import type { ConnectionOptions, RedisConnection } from "./redis_connection.ts";
+import {
+  CommandFailed,
+  type ConnectionOptions,
+  type RedisConnection,
+} from "./redis_connection.ts";
 import { type ScriptName, SCRIPTS } from "./scripts.ts";
 
 const scripts = Object.fromEntries(
@@ -54,7 +64,10 @@ export async function connect(
 ): Promise<RedisConnection> {
   let ready = false;
   let down = false;
+  let closed = false;
   const lost: (() => void)[] = [];
+  /** Those waiting for the connection to come back. */
+  const waiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
   const client = createClient({
     url: options.url,
     scripts,
@@ -89,6 +102,7 @@ export async function connect(
   client.on("ready", () => {
     if (down) options.report(`redis (${role}): connection restored`, "info");
     down = false;
+    for (const waiter of waiters.splice(0)) waiter.resolve();
   });
   try {
     await client.connect();
@@ -103,7 +117,12 @@ export async function connect(
   }
   ready = true;
 
-  /** A reply Redis sent as an error stays a fault unless it is about Redis's state; anything else is Redis out of reach. */
+  /**
+   * A reply Redis sent as an error stays a fault unless it is about Redis's
+   * state; a command the client would not send never left; anything else
+   * (the socket failed while the command was queued, written or awaiting
+   * its reply) may have run.
+   */
   const translate = (error: unknown): never => {
     if (error instanceof ErrorReply) {
       if (!STATE_REPLY.test(error.message)) throw error;
@@ -111,11 +130,20 @@ export async function connect(
         `redis (${role}): ${error.message.split("\n")[0]}`,
         "error",
       );
-      throw new StoreUnavailableError(`Redis refused: ${error.message}`, {
+      throw new CommandFailed("refused", `Redis refused: ${error.message}`, {
         cause: error,
       });
     }
-    throw new StoreUnavailableError("Redis is unavailable", { cause: error });
+    if (
+      error instanceof ClientOfflineError || error instanceof ClientClosedError
+    ) {
+      throw new CommandFailed("unsent", "Redis is unavailable", {
+        cause: error,
+      });
+    }
+    throw new CommandFailed("unknown", "the connection to Redis was lost", {
+      cause: error,
+    });
   };
   const command = <T>(promise: Promise<T>): Promise<T> =>
     promise.catch(translate);
@@ -129,6 +157,15 @@ export async function connect(
     },
     onLost(listener) {
       lost.push(listener);
+    },
+    whenReady() {
+      if (closed) {
+        return Promise.reject(new StoreUnavailableError("the store is closed"));
+      }
+      if (client.isReady) return Promise.resolve();
+      return new Promise((resolve, reject) =>
+        waiters.push({ resolve, reject })
+      );
     },
     run(script, keys, args) {
       return command(
@@ -154,10 +191,16 @@ export async function connect(
     hLen: (key) => command(client.hLen(key)),
     lRange: (key, start, stop) => command(client.lRange(key, start, stop)),
     zRange: (key, start, stop) => command(client.zRange(key, start, stop)),
+    async unlink(keys) {
+      await command(client.unlink(keys));
+    },
     async subscribe(channel, listener) {
       await command(client.subscribe(channel, listener));
     },
     async close() {
+      closed = true;
+      const error = new StoreUnavailableError("the store is closed");
+      for (const waiter of waiters.splice(0)) waiter.reject(error);
       await client.close().catch(() => client.destroy());
     },
   };

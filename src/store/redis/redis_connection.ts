@@ -6,9 +6,48 @@
  * @module
  */
 
+import { StoreUnavailableError } from "../store.ts";
 import type { ScriptName } from "./scripts.ts";
 
-/** One connection to Redis; every command fails with `StoreUnavailableError` when Redis cannot answer. */
+/**
+ * What is known of a command that got no reply:
+ * - `unsent`: it never left this process (no connection, or refused before
+ *   sending), so it will never run;
+ * - `refused`: Redis answered it with an error about its own state (out of
+ *   memory, loading, a replica, ...), so it did not run;
+ * - `unknown`: it may have been sent and no reply came (the connection was
+ *   lost), so it may have run, or may still run.
+ */
+export type CommandOutcome = "unsent" | "refused" | "unknown";
+
+/**
+ * A command that failed because Redis could not be reached or refused for
+ * its own reasons; answered 503 unless a write must first be settled.
+ *
+ * @example Telling a command that never left from one that may have run
+ * ```ts
+ * import { CommandFailed } from "./redis_connection.ts";
+ * const failure = new CommandFailed("unsent", "no connection to Redis");
+ * console.log(failure.outcome); // "unsent"
+ * ```
+ */
+export class CommandFailed extends StoreUnavailableError {
+  /** Whether the command may have run. */
+  readonly outcome: CommandOutcome;
+
+  /** A failure with what is known of the command's fate. */
+  constructor(
+    outcome: CommandOutcome,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = "CommandFailed";
+    this.outcome = outcome;
+  }
+}
+
+/** One connection to Redis; every command fails with {@linkcode CommandFailed} when Redis cannot answer. */
 export interface RedisConnection {
   /** Whether the connection is up right now. */
   readonly isReady: boolean;
@@ -16,6 +55,8 @@ export interface RedisConnection {
   onReady(listener: () => void): void;
   /** Called when an established connection is lost. */
   onLost(listener: () => void): void;
+  /** Resolves once the connection is up (at once if it is); rejects once it is closed. */
+  whenReady(): Promise<void>;
   /** Runs one of the store's scripts. */
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
   /** Redis's clock (`TIME`), in milliseconds since the epoch. */
@@ -34,6 +75,8 @@ export interface RedisConnection {
   lRange(key: string, start: number, stop: number): Promise<string[]>;
   /** `ZRANGE`. */
   zRange(key: string, start: number, stop: number): Promise<string[]>;
+  /** `UNLINK`: deletes the keys, freeing their memory in the background. */
+  unlink(keys: string[]): Promise<void>;
   /** `SUBSCRIBE`, kept across reconnections. */
   subscribe(
     channel: string,

@@ -1,12 +1,14 @@
 /**
  * State in Redis, shared by any number of processes. Every operation is one
- * atomic Redis step (a command, a Lua script or a MULTI), so processes never
- * need to coordinate among themselves.
+ * atomic Redis step (a command or a Lua script), so processes never need
+ * to coordinate among themselves.
  *
  * Reads of the newest messages, the quote and the user list, and the token
  * check of authenticated requests, are served from local copies that are
- * dropped whenever any process writes: writers publish on a channel inside
- * the same transaction as the write, and every process subscribes to it.
+ * dropped whenever any process writes: writers publish a change notice
+ * inside the same script as the write, and every process subscribes to it.
+ * Every command is bounded in time and number (`command_gate.ts`), and
+ * every write is settled before it is answered (`settled_writes.ts`).
  *
  * This is the package's `./redis` entry: importing the main entry never
  * loads the Redis client.
@@ -25,19 +27,18 @@ import {
   type Allowance,
   type Awaitable,
   INITIAL_QUOTE,
-  RateLimited,
   type RecentMessages,
   type RegisterResult,
   resolveLimits,
   type Store,
   type StoreEvent,
   type StoreLimits,
-  StoreUnavailableError,
 } from "../store.ts";
-import { Deadlines } from "../../timers/deadlines.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
+import { CommandGate } from "./command_gate.ts";
+import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice } from "./change_notice.ts";
 import {
   historyEntry,
@@ -46,7 +47,6 @@ import {
   recentMessages,
   UnexpectedReply,
 } from "./replies.ts";
-import { LATE, LIMITED, type WriteName } from "./scripts.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -62,7 +62,12 @@ export interface RedisStoreOptions extends StoreLimits {
   url: string;
   /** Prepended to every key and the change channel, so deployments can share a server. Default `lms:`. */
   prefix?: string;
-  /** How long one command may wait for its reply before the request is answered 503; it is checked every quarter of it, so the answer comes between 1 and 1.25 times this. Default 1,000 ms. */
+  /**
+   * How long one read may wait for its reply before the request is answered
+   * 503 (checked every quarter of it, so the answer comes between 1 and 1.25
+   * times this), and how long after it is sent a write may still take
+   * effect. A write is answered once its outcome is known. Default 1,000 ms.
+   */
   commandTimeoutMs?: number;
   /** How many commands may wait for Redis at once; past it requests are answered 503 at once and nothing is queued. Default 1,000. */
   maxPendingCommands?: number;
@@ -111,10 +116,11 @@ const REGISTER_RESULTS = ["registered", "exists", "full"] as const;
 export class RedisStore implements Store {
   #client: RedisConnection;
   #subscriber: RedisConnection;
+  #gate: CommandGate;
+  #writes: SettledWrites;
   #keys: ReturnType<typeof keysOf>;
   #history: number;
   #maxUsers: number;
-  #timeoutMs: number;
   #epoch = 0;
   /** Whether the subscription is up: false from its loss until it is made anew. */
   #subscribed = false;
@@ -122,12 +128,6 @@ export class RedisStore implements Store {
   #copies: { [K in keyof Shared]: LocalCopy<Shared[K]> };
   #tokens: KeptTokens;
   #messagesLimit = 0;
-  #pending = 0;
-  #maxPending: number;
-  /** The commands waiting for Redis, each failed once the command timeout passes. */
-  #waiting: Deadlines<(error: Error) => void>;
-  /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
-  #clock = { offset: 0, error: 0 };
   /**
    * The id written under the generation key when this data set began. A
    * Redis emptied under the service (FLUSHALL, or a restart without
@@ -152,13 +152,12 @@ export class RedisStore implements Store {
     this.#keys = keysOf(prefix);
     this.#history = limits.history;
     this.#maxUsers = limits.maxUsers;
-    this.#timeoutMs = timeoutMs;
-    this.#waiting = new Deadlines(
-      timeoutMs,
-      (reject) =>
-        reject(new StoreUnavailableError("Redis did not answer in time")),
-    );
-    this.#maxPending = maxPending;
+    this.#gate = new CommandGate(client, { timeoutMs, maxPending });
+    this.#writes = new SettledWrites(client, this.#gate, {
+      prefix,
+      windowMs: timeoutMs,
+      allowancePrefix: this.#keys.allowance,
+    });
     // A failed check is tried again at the next tick.
     this.#checker = setInterval(
       () => this.#check().catch(() => {}),
@@ -215,8 +214,9 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Reads Redis's clock (for the write fences) and checks the generation
-   * key; adopts a new generation, dropping every copy, when it is gone.
+   * Reads Redis's clock (for the write fences), removes the write records
+   * nothing can ask for any more, and checks the generation key; adopts a
+   * new generation, dropping every copy, when it is gone.
    */
   async #check(): Promise<void> {
     if (this.#checking) return;
@@ -224,19 +224,20 @@ export class RedisStore implements Store {
     try {
       const before = Date.now();
       const [redisNow, generation] = await Promise.all([
-        this.#client.time(),
-        this.#client.get(this.#keys.generation),
+        this.#gate.read(() => this.#client.time()),
+        this.#gate.read(() => this.#client.get(this.#keys.generation)),
       ]);
-      const after = Date.now();
-      this.#clock = {
-        offset: redisNow - (before + after) / 2,
-        error: (after - before) / 2 + 1,
-      };
+      this.#writes.observeClock(redisNow, before, Date.now());
+      await this.#writes.tick();
       if (generation !== null && generation === this.#generation) return;
       if (this.#generation !== null) this.#emptied();
       const fresh = crypto.randomUUID();
-      await this.#client.setIfAbsent(this.#keys.generation, fresh);
-      this.#generation = await this.#client.get(this.#keys.generation);
+      await this.#gate.read(() =>
+        this.#client.setIfAbsent(this.#keys.generation, fresh)
+      );
+      this.#generation = await this.#gate.read(() =>
+        this.#client.get(this.#keys.generation)
+      );
     } catch (error) {
       // The next check tries again; requests meanwhile see Redis's state.
       if (this.#generation === null) throw error;
@@ -259,7 +260,7 @@ export class RedisStore implements Store {
   async #load<T>(read: () => Promise<T>): Promise<T> {
     const [value, generation] = await Promise.all([
       read(),
-      this.#bounded(() => this.#client.get(this.#keys.generation)),
+      this.#gate.read(() => this.#client.get(this.#keys.generation)),
     ]);
     if (generation !== this.#generation) {
       this.#emptied();
@@ -311,88 +312,6 @@ export class RedisStore implements Store {
     }
   }
 
-  /**
-   * Answers what `command` answers, or fails as unavailable once it has
-   * waited the command timeout (one timer checks every command waiting, so
-   * between 1 and 1.25 times it). node-redis's own timeout is off
-   * (`connection.ts`): it stopped counting once a command was written, so a
-   * Redis that stops reading (frozen, or a network that drops packets)
-   * would have held the request forever.
-   * A command that timed out stays queued in the client until Redis
-   * answers, so at most `maxPendingCommands` may wait at once: past it the
-   * command is not sent at all. `onLate` sees the answer of a command that
-   * came after its request was answered 503.
-   */
-  #bounded<T>(
-    command: () => Promise<T>,
-    onLate?: (value: T) => void,
-  ): Promise<T> {
-    if (this.#pending >= this.#maxPending) {
-      return Promise.reject(
-        new StoreUnavailableError("too many commands are waiting for Redis"),
-      );
-    }
-    this.#pending++;
-    return new Promise<T>((resolve, reject) => {
-      const waiting = this.#waiting.add(reject);
-      command().then((value) => {
-        this.#pending--;
-        if (this.#waiting.delete(waiting)) resolve(value);
-        else onLate?.(value);
-      }, (error) => {
-        this.#pending--;
-        this.#waiting.delete(waiting);
-        reject(error);
-      });
-    });
-  }
-
-  /**
-   * Runs a write script, fenced: its last argument is the moment, in
-   * Redis's clock, after which Redis refuses to apply it, set before this
-   * request is answered 503 (less the clock's uncertainty and a margin for
-   * the reply's way back).
-   */
-  async #write(
-    script: WriteName,
-    keys: string[],
-    args: string[],
-    allowance: Allowance | undefined,
-    onLate?: (value: unknown) => void,
-  ): Promise<unknown> {
-    const margin = Math.min(100, this.#timeoutMs / 4);
-    const fence = String(Math.floor(
-      Date.now() + this.#timeoutMs - margin + this.#clock.offset -
-        this.#clock.error,
-    ));
-    const result = await this.#bounded(
-      () =>
-        allowance === undefined
-          ? this.#client.run(script, keys, [...args, fence])
-          : this.#client.run(
-            `${script}Limited`,
-            [...keys, this.#keys.allowance + allowance.client],
-            [
-              ...args,
-              String(allowance.rate.periodMs),
-              String(allowance.rate.burst),
-              fence,
-            ],
-          ),
-      onLate,
-    );
-    if (result === LATE) {
-      throw new StoreUnavailableError("Redis ran the write too late");
-    }
-    if (typeof result === "string" && result.startsWith(LIMITED)) {
-      throw new RateLimited(
-        Number(result.slice(LIMITED.length)),
-        allowance!.rate,
-      );
-    }
-    return result;
-  }
-
   /** Stores the user unless taken or full, in one script. */
   async registerUser(
     name: string,
@@ -402,18 +321,11 @@ export class RedisStore implements Store {
     const { users, order, sequence, channel } = this.#keys;
     const result = oneOf(
       "register",
-      await this.#write(
+      await this.#writes.run(
         "register",
         [users, order, sequence, channel],
         [name, token, String(this.#maxUsers)],
         allowance,
-        // Answered 503, yet applied: the fence's margin was not enough for
-        // the reply's way back. Nobody has this token, so take it back.
-        (late) => {
-          if (late === "registered") {
-            this.removeUser(name, token).catch(() => {});
-          }
-        },
       ),
       REGISTER_RESULTS,
     );
@@ -430,7 +342,7 @@ export class RedisStore implements Store {
   tokenOf(name: string): Awaitable<string | undefined> {
     return this.#tokens.tokenOf(
       name,
-      () => this.#bounded(() => this.#client.hGet(this.#keys.users, name)),
+      () => this.#gate.read(() => this.#client.hGet(this.#keys.users, name)),
     );
   }
 
@@ -443,7 +355,7 @@ export class RedisStore implements Store {
     const { users, order, channel } = this.#keys;
     const result = oneOf(
       "remove",
-      await this.#write(
+      await this.#writes.run(
         "remove",
         [users, order, channel],
         [name, token],
@@ -461,14 +373,14 @@ export class RedisStore implements Store {
   listUsers(): Awaitable<string[]> {
     return this.#copies.users.read(() =>
       this.#load(() =>
-        this.#bounded(() => this.#client.zRange(this.#keys.order, 0, -1))
+        this.#gate.read(() => this.#client.zRange(this.#keys.order, 0, -1))
       )
     );
   }
 
   /** How many users are registered (`HLEN`), without listing them. */
   userCount(): Promise<number> {
-    return this.#bounded(() => this.#client.hLen(this.#keys.users));
+    return this.#gate.read(() => this.#client.hLen(this.#keys.users));
   }
 
   /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
@@ -476,7 +388,7 @@ export class RedisStore implements Store {
     const { messages, messageSequence, channel } = this.#keys;
     const id = messageId(
       "addMessage",
-      await this.#write(
+      await this.#writes.run(
         "addMessage",
         [messages, messageSequence, channel],
         [message, String(this.#history)],
@@ -495,7 +407,7 @@ export class RedisStore implements Store {
     }
     return this.#copies.messages.read(() =>
       this.#load(async () => {
-        const entries = await this.#bounded(() =>
+        const entries = await this.#gate.read(() =>
           this.#client.lRange(this.#keys.messages, 0, limit - 1)
         );
         return entries.map((entry) => historyEntry("LRANGE", entry).json);
@@ -512,7 +424,7 @@ export class RedisStore implements Store {
     limit?: number,
   ): Promise<RecentMessages> {
     const { messages, messageSequence } = this.#keys;
-    const reply = await this.#bounded(() =>
+    const reply = await this.#gate.read(() =>
       this.#client.run("recent", [messages, messageSequence], [
         String(afterId),
         String(limit ?? this.#history),
@@ -535,7 +447,7 @@ export class RedisStore implements Store {
   getQuote(): Awaitable<string> {
     return this.#copies.quote.read(() =>
       this.#load(async () => {
-        const quote = await this.#bounded(() =>
+        const quote = await this.#gate.read(() =>
           this.#client.get(this.#keys.quote)
         );
         return quote ?? INITIAL_QUOTE;
@@ -545,7 +457,7 @@ export class RedisStore implements Store {
 
   /** Replaces the quote and tells every process, in one script. */
   async setQuote(quote: string, allowance?: Allowance): Promise<void> {
-    const result = await this.#write(
+    const result = await this.#writes.run(
       "setQuote",
       [this.#keys.quote, this.#keys.channel],
       [quote],
@@ -563,17 +475,18 @@ export class RedisStore implements Store {
   async isReady(): Promise<boolean> {
     if (!this.#subscription.live()) return false;
     try {
-      await this.#bounded(() => this.#client.ping());
+      await this.#gate.read(() => this.#client.ping());
       return true;
     } catch {
       return false;
     }
   }
 
-  /** Closes both connections. */
+  /** Closes both connections; writes still unsettled give up. */
   async close(): Promise<void> {
     clearInterval(this.#checker);
-    this.#waiting.close();
+    this.#writes.close();
+    this.#gate.close();
     await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);
   }
 }

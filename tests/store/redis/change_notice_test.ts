@@ -23,14 +23,20 @@ Deno.test({
     const channel = `${prefix}changes`;
     const heard: string[] = [];
     await listener.subscribe(channel, (message) => heard.push(message));
-    /** Runs `script` as the store does, and answers the notice it published. */
+    let number = 0;
+    /** Runs `script` as a settled write would, and answers the notice it published. */
     const publish = async (
       script: "register" | "remove" | "addMessage" | "setQuote",
       keys: string[],
       args: string[],
     ) => {
       const before = heard.length;
-      await client.run(script, keys, [...args, String(Date.now() + 60_000)]);
+      await client.run(script, [`${prefix}writes`, ...keys], [
+        String(number++),
+        String(Date.now() + 60_000),
+        "0",
+        ...args,
+      ]);
       for (let i = 0; i < 100 && heard.length === before; i++) {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
@@ -49,7 +55,7 @@ Deno.test({
           const stored = await publish(
             "addMessage",
             [k("history"), k("history:sequence"), channel],
-            [message, "5", "0"],
+            [message, "5"],
           );
           assert.equal(stored?.kind, "message");
           assert.deepEqual(stored, {

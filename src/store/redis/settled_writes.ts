@@ -1,0 +1,328 @@
+/**
+ * Writes whose outcome is always known before their request is answered.
+ *
+ * A write sent to Redis may run and lose its reply: Redis drops the
+ * connection after running it, or answers after the request stopped
+ * waiting. Answering 503 then would tell the client that something that
+ * happened did not (a name registered under a token nobody received, a
+ * message stored and delivered). So every write is settled:
+ *
+ * 1. **It carries an idempotency key**: this process's records (random
+ *    per process) and the write's number there. Its script looks the
+ *    number up first and answers a recorded result without writing again;
+ *    otherwise it writes and records its result in the same atomic step.
+ * 2. **It is fenced**: every attempt of one write carries the same fence,
+ *    a moment in Redis's own clock, after which an attempt does nothing
+ *    and answers `late`. Redis compares the fence with its own clock, so
+ *    no agreement between clocks is needed for this to hold.
+ * 3. **An attempt whose outcome is unknown is sent again**, under the same
+ *    key, on whichever connection is up, until one is answered. An answer
+ *    is the write's outcome: a recorded result says it ran (once, however
+ *    many attempts were sent), a fresh one that it ran now; `late` says
+ *    that no attempt had run (its result would have been recorded) and
+ *    none ever will (the fence, shared by all, has passed in Redis's
+ *    clock). Only then is the request answered: 503 for `late`, else the
+ *    result.
+ * 4. **A write that never left this process** (no connection, a stalled
+ *    connection, too many commands waiting: see `command_gate.ts`) or that
+ *    Redis refused for its own state (out of memory, a replica, loading)
+ *    before any attempt was in doubt never runs: 503 at once.
+ *
+ * Records are kept as long as an attempt may ask for them and no longer.
+ * They go in one hash per second of writes; once every write of that
+ * second is settled and every fence of it has passed (by Redis's clock as
+ * estimated, less the estimate's error and a grace), the process deletes
+ * the hash. A process that dies leaves its last few seconds of records,
+ * which expire {@linkcode RECORD_TTL_MS} after they were written. A write
+ * still unsettled after {@linkcode SETTLE_LIMIT_MS} (Redis out of reach for
+ * that long) gives up with {@linkcode WriteOutcomeUnknown}, a fault (500),
+ * not a 503: it may have happened. That is well within the records' expiry,
+ * so a record is never gone while its write may still ask for it.
+ *
+ * Redis emptied (a restart without persistence) or replaced by a replica
+ * that had not received the write (a failover) loses the record together
+ * with the write's effect, so the `late` a retry then gets is the truth:
+ * the effect is not in the store. Nothing here depends on which connection
+ * an attempt goes through.
+ *
+ * What this costs Redis per write (a HGET and a HSET more in the script):
+ * `bench/results/profiles/settled_writes.md`.
+ * @module
+ */
+
+import {
+  type Allowance,
+  RateLimited,
+  StoreUnavailableError,
+} from "../store.ts";
+import type { CommandGate } from "./command_gate.ts";
+import { CommandFailed, type RedisConnection } from "./redis_connection.ts";
+import { LATE, LIMITED, type WriteName } from "./scripts.ts";
+import { UnexpectedReply } from "./replies.ts";
+
+/** How long a process's records outlive the second they were written in, should the process not delete them (it died). */
+export const RECORD_TTL_MS = 3_600_000;
+
+/** How long a write may stay unsettled before it gives up: well within {@linkcode RECORD_TTL_MS}. */
+export const SETTLE_LIMIT_MS = 600_000;
+
+/** How far past a write's fence its record is kept: room for Redis's clock and ours to disagree, and for a script that was already running. */
+const FENCE_GRACE_MS = 1000;
+
+/**
+ * A write whose outcome could not be learnt: it may or may not have
+ * happened. Answered 500 (a fault), never 503.
+ *
+ * @example What a caller sees
+ * ```ts
+ * import { WriteOutcomeUnknown } from "./settled_writes.ts";
+ * const error = new WriteOutcomeUnknown("the store was closed");
+ * console.log(error.name); // "WriteOutcomeUnknown"
+ * ```
+ */
+export class WriteOutcomeUnknown extends Error {
+  /** Says why the outcome could not be learnt. */
+  constructor(why: string, options?: ErrorOptions) {
+    super(`a write's outcome is unknown: ${why}`, options);
+    this.name = "WriteOutcomeUnknown";
+  }
+}
+
+/** A second of writes: where their records go, how many are unsettled, the latest fence given. */
+interface Period {
+  /** The hash of their records. */
+  key: string;
+  unsettled: number;
+  lastFence: number;
+  /** Whether a write has set the hash's expiry (then the next need not). */
+  expires: boolean;
+  /** Whether any write was sent: else there is nothing to delete. */
+  used: boolean;
+}
+
+/** Options of {@linkcode SettledWrites}. */
+export interface SettledWritesOptions {
+  /** Prepended to the record set's key. */
+  prefix: string;
+  /** How long after it is sent a write may still apply: its fence. */
+  windowMs: number;
+  /** Where rate-limit buckets live: this, then the client. */
+  allowancePrefix: string;
+}
+
+/**
+ * Runs the write scripts of `scripts.ts`, settled.
+ *
+ * @example Setting the quote
+ * ```ts ignore
+ * const writes = new SettledWrites(connection, gate, { prefix: "lms:", windowMs: 1000, allowancePrefix: "lms:allowance:" });
+ * await writes.run("setQuote", ["lms:quote", "lms:changes"], ["Hello!"]);
+ * ```
+ */
+export class SettledWrites {
+  #connection: RedisConnection;
+  #gate: CommandGate;
+  #windowMs: number;
+  #allowancePrefix: string;
+  /** The start of this process's records' keys: random, so no two processes share one. */
+  readonly records: string;
+  #next = 0;
+  #periodCount = 0;
+  /** One period per check; the first is the oldest whose records are kept. */
+  #periods: Period[];
+  /** Keys of records nothing can ask for any more, to delete. */
+  #unneeded: string[] = [];
+  /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
+  #clock = { offset: 0, error: 0 };
+  #closing = new AbortController();
+
+  /** Writes through `gate` on `connection`. */
+  constructor(
+    connection: RedisConnection,
+    gate: CommandGate,
+    options: SettledWritesOptions,
+  ) {
+    this.#connection = connection;
+    this.#gate = gate;
+    this.#windowMs = options.windowMs;
+    this.#allowancePrefix = options.allowancePrefix;
+    const id = crypto.getRandomValues(new Uint8Array(8)).reduce(
+      (hex, byte) => hex + byte.toString(16).padStart(2, "0"),
+      "",
+    );
+    this.records = `${options.prefix}writes:${id}:`;
+    this.#periods = [this.#period()];
+  }
+
+  #period(): Period {
+    return {
+      key: this.records + this.#periodCount++,
+      unsettled: 0,
+      lastFence: 0,
+      expires: false,
+      used: false,
+    };
+  }
+
+  /** Takes a reading of Redis's clock, `redisNow`, made between our `sentAt` and `repliedAt` (Date.now()). */
+  observeClock(redisNow: number, sentAt: number, repliedAt: number): void {
+    this.#clock = {
+      offset: redisNow - (sentAt + repliedAt) / 2,
+      error: (repliedAt - sentAt) / 2 + 1,
+    };
+  }
+
+  /**
+   * Runs `script` settled: its result text, once known. Throws
+   * `StoreUnavailableError` when the write is known never to run,
+   * `RateLimited` when the client's allowance was spent, and
+   * {@linkcode WriteOutcomeUnknown} when its outcome could not be learnt.
+   */
+  run(
+    script: WriteName,
+    keys: readonly string[],
+    args: readonly string[],
+    allowance?: Allowance,
+  ): Promise<string> {
+    const period = this.#periods[this.#periods.length - 1];
+    const fence = Math.floor(
+      Date.now() + this.#clock.offset + this.#windowMs,
+    );
+    if (fence > period.lastFence) period.lastFence = fence;
+    const head = [
+      String(this.#next++),
+      String(fence),
+      period.expires ? "0" : String(RECORD_TTL_MS),
+    ];
+    return allowance === undefined
+      ? this.#settle(period, script, [period.key, ...keys], [...head, ...args])
+      : this.#settle(
+        period,
+        `${script}Limited`,
+        [period.key, ...keys, this.#allowancePrefix + allowance.client],
+        [
+          ...head,
+          ...args,
+          String(allowance.rate.periodMs),
+          String(allowance.rate.burst),
+        ],
+        allowance,
+      );
+  }
+
+  /** Sends attempts of one write until one is answered, and reads the answer; see the module's documentation. */
+  async #settle(
+    period: Period,
+    script: WriteName | `${WriteName}Limited`,
+    keys: string[],
+    args: string[],
+    allowance?: Allowance,
+  ): Promise<string> {
+    period.unsettled++;
+    period.used = true;
+    const started = performance.now();
+    let inDoubt = false;
+    try {
+      for (let attempt = 1;; attempt++) {
+        let reply: unknown;
+        try {
+          reply = await this.#gate.send(() =>
+            this.#connection.run(script, keys, args)
+          );
+        } catch (error) {
+          if (!(error instanceof CommandFailed)) throw error;
+          if (error.outcome === "unknown") inDoubt = true;
+          // Nothing of this write ever reached Redis, or Redis refused it
+          // before running it: it will never run.
+          else if (!inDoubt) throw error;
+          const waited = performance.now() - started;
+          if (this.#closing.signal.aborted || waited >= SETTLE_LIMIT_MS) {
+            throw new WriteOutcomeUnknown(
+              this.#closing.signal.aborted
+                ? "the store was closed before Redis answered"
+                : `Redis did not answer for ${Math.round(waited / 1000)} s`,
+              { cause: error },
+            );
+          }
+          await this.#pause(attempt, SETTLE_LIMIT_MS - waited);
+          continue;
+        }
+        if (typeof reply !== "string") throw new UnexpectedReply(script, reply);
+        if (reply === LATE) {
+          throw new StoreUnavailableError(
+            "Redis ran the write after its fence: it did nothing",
+          );
+        }
+        // Every answer but `late` was recorded, and so set the expiry.
+        period.expires = true;
+        if (reply.startsWith(LIMITED)) {
+          const wait = Number(reply.slice(LIMITED.length));
+          if (allowance === undefined || !Number.isSafeInteger(wait)) {
+            throw new UnexpectedReply(script, reply);
+          }
+          throw new RateLimited(wait, allowance.rate);
+        }
+        return reply;
+      }
+    } finally {
+      period.unsettled--;
+    }
+  }
+
+  /** Waits before attempt `attempt + 1`: a back-off of up to a second, then until the connection is up, at most `leftMs` in all; at once when the store closes. */
+  async #pause(attempt: number, leftMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let closed = () => {};
+    const closing = new Promise<void>((resolve) => closed = resolve);
+    this.#closing.signal.addEventListener("abort", closed, { once: true });
+    const after = (ms: number) =>
+      new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
+    try {
+      await Promise.race([
+        closing,
+        after(Math.min(50 * 2 ** attempt, 1000, leftMs)),
+      ]);
+      clearTimeout(timer);
+      await Promise.race([
+        closing,
+        after(leftMs),
+        this.#connection.whenReady().catch(() => {}),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      this.#closing.signal.removeEventListener("abort", closed);
+    }
+  }
+
+  /**
+   * Starts a new period and deletes the records no attempt can ask for any
+   * more: those of the oldest periods in which every write is settled and
+   * every fence has passed in Redis's clock (less the estimate's error and
+   * a grace). Called once a second, after a clock reading.
+   */
+  async tick(): Promise<void> {
+    this.#periods.push(this.#period());
+    const passed = Date.now() + this.#clock.offset - this.#clock.error -
+      FENCE_GRACE_MS;
+    while (
+      this.#periods.length > 1 && this.#periods[0].unsettled === 0 &&
+      this.#periods[0].lastFence < passed
+    ) {
+      const { used, key } = this.#periods.shift()!;
+      if (used) this.#unneeded.push(key);
+    }
+    if (this.#unneeded.length === 0) return;
+    const keys = this.#unneeded.splice(0);
+    try {
+      await this.#gate.read(() => this.#connection.unlink(keys));
+    } catch (error) {
+      this.#unneeded.push(...keys);
+      throw error;
+    }
+  }
+
+  /** Stops settling: writes still waiting give up with {@linkcode WriteOutcomeUnknown}. */
+  close(): void {
+    this.#closing.abort();
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * Settled writes on a real `redis-server`, with the faults of a lost
+ * connection injected between the store and Redis: a reply lost after the
+ * write ran, an attempt lost before it ran, a Redis that answers only after
+ * the fence. Each write is answered only once its outcome is known: its
+ * result (applied once), or 503 when it did not and never will happen.
+ */
+
+import assert from "node:assert/strict";
+import {
+  CommandFailed,
+  type RedisConnection,
+} from "../../../src/store/redis/redis_connection.ts";
+import { CommandGate } from "../../../src/store/redis/command_gate.ts";
+import {
+  SettledWrites,
+  WriteOutcomeUnknown,
+} from "../../../src/store/redis/settled_writes.ts";
+import { StoreUnavailableError } from "../../../src/store/store.ts";
+import { redisServerPath } from "../../_support/redis_server.ts";
+import {
+  sharedRedisConnection,
+  sharedRedisServer,
+} from "../../_support/call.ts";
+
+const ignore = redisServerPath() === undefined;
+
+/** What the connection does with the next attempt: pass it on, or fail it as a lost connection would. */
+type Fault = "pass" | "lose-reply" | "lose-attempt" | "offline" | "oom";
+
+interface Harness {
+  writes: SettledWrites;
+  redis: RedisConnection;
+  /** Faults for the next attempts, in order; then every attempt passes. */
+  faults: Fault[];
+  /** How many attempts reached the connection. */
+  attempts: () => number;
+  /** The attempts lost before they reached Redis, to deliver later. */
+  lost: Parameters<RedisConnection["run"]>[];
+  key: (name: string) => string;
+  addMessage: (json: string) => Promise<string>;
+  history: () => Promise<string[]>;
+}
+
+function settledTest(
+  name: string,
+  fn: (h: Harness) => Promise<void>,
+  windowMs = 1000,
+) {
+  Deno.test({
+    name,
+    ignore,
+    async fn() {
+      const redis = await sharedRedisConnection();
+      const faults: Fault[] = [];
+      const lost: Parameters<RedisConnection["run"]>[] = [];
+      let attempts = 0;
+      const faulty: RedisConnection = Object.create(redis);
+      faulty.run = async (script, keys, args) => {
+        attempts++;
+        switch (faults.shift() ?? "pass") {
+          case "lose-reply":
+            await redis.run(script, keys, args);
+            throw new CommandFailed("unknown", "reply lost");
+          case "lose-attempt":
+            lost.push([script, keys, args]);
+            throw new CommandFailed("unknown", "attempt lost");
+          case "offline":
+            throw new CommandFailed("unsent", "offline");
+          case "oom":
+            throw new CommandFailed("refused", "OOM");
+        }
+        return await redis.run(script, keys, args);
+      };
+      const gate = new CommandGate(faulty, { timeoutMs: 5000, maxPending: 10 });
+      const prefix = `settled:${crypto.randomUUID()}:`;
+      const key = (name: string) => prefix + name;
+      const writes = new SettledWrites(faulty, gate, {
+        prefix,
+        windowMs,
+        allowancePrefix: key("allowance:"),
+      });
+      const now = Date.now();
+      writes.observeClock(now, now, now);
+      try {
+        await fn({
+          writes,
+          redis,
+          faults,
+          attempts: () => attempts,
+          lost,
+          key,
+          addMessage: (json) =>
+            writes.run("addMessage", [
+              key("history"),
+              key("seq"),
+              key("changes"),
+            ], [json, "100"]),
+          history: () => redis.lRange(key("history"), 0, -1),
+        });
+      } finally {
+        writes.close();
+        gate.close();
+        await redis.close();
+      }
+    },
+  });
+}
+
+/** Every result recorded under this process's records, in no order. */
+async function records(h: Harness): Promise<string[]> {
+  const server = await sharedRedisServer();
+  const keys = (await server.cli("KEYS", `${h.writes.records}*`)).split("\n")
+    .filter((k) => k !== "");
+  const values = [];
+  for (const key of keys) {
+    const fields = (await server.cli("HVALS", key)).split("\n");
+    values.push(...fields.filter((v) => v !== ""));
+  }
+  return values.sort();
+}
+
+settledTest(
+  "a reply lost after the write ran: sent again, it answers the result, and the write happened once",
+  async (h) => {
+    h.faults.push("lose-reply", "lose-reply");
+    assert.equal(await h.addMessage('{"n":1}'), "1");
+    assert.equal(h.attempts(), 3);
+    assert.deepEqual(await h.history(), ['1 {"n":1}']);
+  },
+);
+
+settledTest(
+  "an attempt lost before it ran: sent again, it runs, once",
+  async (h) => {
+    h.faults.push("lose-attempt");
+    assert.equal(await h.addMessage('{"n":1}'), "1");
+    assert.deepEqual(await h.history(), ['1 {"n":1}']);
+  },
+);
+
+settledTest(
+  "an attempt in doubt until past its fence is answered 503 only once Redis says it did nothing, and a stray copy of it arriving later does nothing either",
+  async (h) => {
+    // The attempt is lost, and the connection stays unusable past the fence.
+    h.faults.push("lose-attempt", "offline", "offline", "offline");
+    await assert.rejects(
+      h.addMessage('{"n":1}'),
+      (error) =>
+        error instanceof StoreUnavailableError &&
+        !(error instanceof CommandFailed) && /fence/.test(error.message),
+    );
+    assert.ok(h.attempts() >= 5);
+    assert.deepEqual(await h.history(), []);
+    // The lost attempt, delivered now: it finds its fence passed.
+    assert.equal(h.lost.length, 1);
+    assert.equal(await h.redis.run(...h.lost[0]), "late");
+    assert.deepEqual(await h.history(), []);
+    assert.deepEqual(await records(h), []);
+  },
+  100,
+);
+
+settledTest(
+  "a write that never left, or that Redis refused before any attempt was in doubt, is 503 at once: one attempt",
+  async (h) => {
+    for (const fault of ["offline", "oom"] as const) {
+      h.faults.push(fault);
+      const before = h.attempts();
+      await assert.rejects(h.addMessage("{}"), CommandFailed);
+      assert.equal(h.attempts(), before + 1);
+    }
+    assert.deepEqual(await h.history(), []);
+  },
+);
+
+settledTest(
+  "once an attempt is in doubt, a refusal settles nothing: it is sent again until Redis answers",
+  async (h) => {
+    h.faults.push("lose-reply", "oom", "offline", "oom");
+    assert.equal(await h.addMessage('{"n":1}'), "1");
+    assert.equal(h.attempts(), 5);
+    assert.deepEqual(await h.history(), ['1 {"n":1}']);
+  },
+);
+
+settledTest(
+  "records are kept while their write may ask for them, and removed once every fence has passed",
+  async (h) => {
+    for (let i = 0; i < 5; i++) await h.addMessage(`{"n":${i}}`);
+    assert.equal((await records(h)).length, 5);
+    // Should this process die now, its records would expire.
+    const server = await sharedRedisServer();
+    for (
+      const key of (await server.cli("KEYS", `${h.writes.records}*`)).split(
+        "\n",
+      )
+    ) {
+      assert.ok(Number(await server.cli("PTTL", key)) > 3_500_000, key);
+    }
+    await h.writes.tick();
+    assert.equal((await records(h)).length, 5, "fences not yet passed");
+    // A write whose attempts are in doubt for a while.
+    h.faults.push("lose-reply", "offline", "offline", "offline", "offline");
+    const doubtful = h.addMessage('{"n":"doubt"}');
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await h.writes.tick();
+    assert.deepEqual(
+      await records(h),
+      ["6"],
+      "the settled ones go; the one in doubt stays",
+    );
+    assert.equal(await doubtful, "6");
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await h.writes.tick();
+    await h.writes.tick();
+    assert.deepEqual(await records(h), []);
+  },
+  50,
+);
+
+settledTest(
+  "a write still in doubt when the store closes gives up as unknown (a fault), never as 503",
+  async (h) => {
+    h.faults.push(...Array<Fault>(50).fill("lose-attempt"));
+    const write = h.addMessage("{}");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    h.writes.close();
+    await assert.rejects(write, WriteOutcomeUnknown);
+  },
+);
