@@ -16,22 +16,35 @@ export async function eventually(
   assert.fail(`still not true after ${tries} tries`);
 }
 
-/** Runs `fn` with one Redis server and `count` programs using it under one prefix. */
+/**
+ * Runs `fn` with one Redis server and `count` programs using it under one
+ * prefix; `start` starts one more, stopped with the others.
+ */
 export async function withCluster(
   count: number,
   args: string[],
-  fn: (servers: RunningServer[], redis: RedisServer) => Promise<void>,
+  fn: (
+    servers: RunningServer[],
+    redis: RedisServer,
+    start: () => Promise<RunningServer>,
+  ) => Promise<void>,
 ) {
   const redis = await startRedis();
   const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
   const servers: RunningServer[] = [];
+  const start = async () => {
+    const server = await startServer([
+      `--store=${redis.url}`,
+      prefix,
+      "--quiet",
+      ...args,
+    ]);
+    servers.push(server);
+    return server;
+  };
   try {
-    for (let i = 0; i < count; i++) {
-      servers.push(
-        await startServer([`--store=${redis.url}`, prefix, "--quiet", ...args]),
-      );
-    }
-    await fn(servers, redis);
+    for (let i = 0; i < count; i++) await start();
+    await fn([...servers], redis, start);
     for (const server of servers.splice(0)) {
       assert.equal(await server.stop(), 0, server.stderr());
     }

@@ -1,8 +1,8 @@
 /**
  * Event streams over Redis when Redis misbehaves: real processes on one
  * real `redis-server`, its subscription connections cut and kept from
- * coming back. A stream either delivers every message once, in id order,
- * or tells its reader (a `gap`, an end, a 503).
+ * coming back, its data flushed. A stream either delivers every message
+ * once, in id order, or tells its reader (a `gap`, an end, a 503).
  */
 
 import assert from "node:assert/strict";
@@ -98,6 +98,77 @@ Deno.test({
         ["m4", "m5", "m6"],
       );
       await reader.close();
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "after Redis is flushed, a reader resuming with an id from before gets every message stored since (ids go on, they do not start again)",
+  ignore,
+  async fn() {
+    await withCluster(2, [], async ([a, b], redis) => {
+      const before = await register(a.url, "ann");
+      for (let i = 1; i <= 5; i++) await postMessage(a.url, before, `old${i}`);
+      const reader = readEvents((await openEvents(b.url)).body!);
+      const seen = await reader.events(5);
+      const lastId = Number(seen.at(-1)!.id);
+      assert.equal(lastId, 5);
+      assert.equal(await redis.cli("FLUSHALL"), "OK");
+      // The flush is noticed within the store's check, and its streams end.
+      let item;
+      do item = await reader.next(5000); while (item !== null);
+      // The users went with the flush: register again, on each process.
+      const tokens = [
+        await register(a.url, "ann"),
+        await register(b.url, "bo"),
+      ];
+      for (let i = 1; i <= 7; i++) {
+        await postMessage([a, b][i % 2].url, tokens[i % 2], `new${i}`);
+      }
+      for (const server of [a, b]) {
+        const resumed = await openEvents(server.url, lastId);
+        assert.equal(resumed.status, 200);
+        const events = readEvents(resumed.body!);
+        const got = await events.events(7);
+        assert.deepEqual(
+          got.map((e) => JSON.parse(e.data).text),
+          ["new1", "new2", "new3", "new4", "new5", "new6", "new7"],
+        );
+        const ids = got.map((e) => Number(e.id));
+        assert.ok(ids[0] > lastId, `ids ${ids}`);
+        assert.deepEqual(ids, ids.map((_, i) => ids[0] + i));
+        await events.close();
+      }
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "after Redis is flushed, ids go on above the old ones even when the first new message comes from a process started since, which never saw them",
+  ignore,
+  async fn() {
+    await withCluster(1, [], async ([a], redis, start) => {
+      const token = await register(a.url, "ann");
+      for (let i = 1; i <= 5; i++) await postMessage(a.url, token, `old${i}`);
+      const reader = readEvents((await openEvents(a.url)).body!);
+      await reader.events(5);
+      assert.equal(await redis.cli("FLUSHALL"), "OK");
+      // A noticed the flush (its streams end), and put the sequence back.
+      let item;
+      do item = await reader.next(5000); while (item !== null);
+      const b = await start();
+      const fresh = await register(b.url, "bo");
+      for (let i = 1; i <= 7; i++) await postMessage(b.url, fresh, `new${i}`);
+      const resumed = readEvents((await openEvents(b.url, 5)).body!);
+      const got = await resumed.events(7);
+      assert.deepEqual(
+        got.map((e) => JSON.parse(e.data).text),
+        ["new1", "new2", "new3", "new4", "new5", "new6", "new7"],
+      );
+      assert.deepEqual(got.map((e) => Number(e.id)), [6, 7, 8, 9, 10, 11, 12]);
+      await resumed.close();
     });
   },
 });

@@ -175,12 +175,6 @@ export async function connect(
         >)[script](keys, args),
       );
     },
-    async time() {
-      const [seconds, micros] = await command(
-        client.sendCommand<[string, string]>(["TIME"]),
-      );
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    },
     async ping() {
       await command(client.ping());
     },

@@ -59,8 +59,6 @@ export interface RedisConnection {
   whenReady(): Promise<void>;
   /** Runs one of the store's scripts. */
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
-  /** Redis's clock (`TIME`), in milliseconds since the epoch. */
-  time(): Promise<number>;
   /** `PING`. */
   ping(): Promise<void>;
   /** `SET key value NX`: whether it was set. */

@@ -41,6 +41,7 @@ import { CommandGate } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice } from "./change_notice.ts";
 import {
+  checkReply,
   historyEntry,
   messageId,
   oneOf,
@@ -129,6 +130,17 @@ export class RedisStore implements Store {
   #tokens: KeptTokens;
   #messagesLimit = 0;
   /**
+   * The highest message id this process has seen (its own writes, every
+   * notice, every catch-up, the check): a sequence that Redis lost goes on
+   * above it (the `addMessage` and `raiseSequence` scripts), so an id is
+   * never given twice while any process that saw it runs. What remains: a
+   * Redis emptied while none runs (all restarted with it) starts again at
+   * 1, and a reader's `Last-Event-ID` N from before counts as absent until
+   * the new sequence passes N, then hides the new messages up to N. Only a
+   * Redis that keeps its data (persistence) closes that.
+   */
+  #highestId = 0;
+  /**
    * The id written under the generation key when this data set began. A
    * Redis emptied under the service (FLUSHALL, or a restart without
    * persistence) loses it, and no change notice says so: every copy and
@@ -214,20 +226,35 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Reads Redis's clock (for the write fences), removes the write records
-   * nothing can ask for any more, and checks the generation key; adopts a
-   * new generation, dropping every copy, when it is gone.
+   * Reads Redis's clock (for the write fences) and the newest message id
+   * (raising it back to the highest this process has seen when Redis lost
+   * it), removes the write records nothing can ask for any more, and checks
+   * the generation key; adopts a new generation, dropping every copy, when
+   * it is gone.
    */
   async #check(): Promise<void> {
     if (this.#checking) return;
     this.#checking = true;
     try {
       const before = Date.now();
-      const [redisNow, generation] = await Promise.all([
-        this.#gate.read(() => this.#client.time()),
-        this.#gate.read(() => this.#client.get(this.#keys.generation)),
-      ]);
+      const { redisNow, generation, newestId } = checkReply(
+        await this.#gate.read(() =>
+          this.#client.run("check", [
+            this.#keys.generation,
+            this.#keys.messageSequence,
+          ], [])
+        ),
+      );
       this.#writes.observeClock(redisNow, before, Date.now());
+      if (newestId < this.#highestId) {
+        // Redis lost the sequence: restore it before anyone writes.
+        await this.#gate.read(() =>
+          this.#client.run("raiseSequence", [this.#keys.messageSequence], [
+            String(this.#highestId),
+          ])
+        );
+      }
+      this.#sawId(newestId);
       await this.#writes.tick();
       if (generation !== null && generation === this.#generation) return;
       if (this.#generation !== null) this.#emptied();
@@ -244,6 +271,10 @@ export class RedisStore implements Store {
     } finally {
       this.#checking = false;
     }
+  }
+
+  #sawId(id: number): void {
+    if (id > this.#highestId) this.#highestId = id;
   }
 
   /** Redis lost its data: nothing kept locally may be served any more. */
@@ -296,6 +327,7 @@ export class RedisStore implements Store {
     switch (notice?.kind) {
       case "message":
         this.#copies.messages.changed();
+        this.#sawId(notice.id);
         this.#listeners.emit(notice);
         break;
       case "quote":
@@ -391,10 +423,11 @@ export class RedisStore implements Store {
       await this.#writes.run(
         "addMessage",
         [messages, messageSequence, channel],
-        [message, String(this.#history)],
+        [message, String(this.#history), String(this.#highestId)],
         allowance,
       ),
     );
+    this.#sawId(id);
     this.#copies.messages.changed();
     return id;
   }
@@ -430,7 +463,9 @@ export class RedisStore implements Store {
         String(limit ?? this.#history),
       ])
     );
-    return recentMessages(reply, afterId);
+    const recent = recentMessages(reply, afterId);
+    this.#sawId(recent.newestId);
+    return recent;
   }
 
   /** Tells `listener` of every change any process makes, in id order for messages. */

@@ -70,6 +70,43 @@ export function historyEntry(command: string, entry: unknown): StoredMessage {
   };
 }
 
+/** What the `check` script answers, read. */
+export interface CheckReply {
+  /** Redis's clock, in milliseconds since the epoch. */
+  redisNow: number;
+  /** The generation key, or `null` when it is gone. */
+  generation: string | null;
+  /** The newest message id ever given (0 when none is). */
+  newestId: number;
+}
+
+/**
+ * What the `check` script answers, else a fault.
+ *
+ * @example Redis's clock at 1.5 s past the epoch, generation `g`, id 7
+ * ```ts
+ * import { checkReply } from "./replies.ts";
+ * const check = checkReply(["1", "500000", "g", "7"]);
+ * // { redisNow: 1500, generation: "g", newestId: 7 }
+ * ```
+ */
+export function checkReply(reply: unknown): CheckReply {
+  if (!Array.isArray(reply) || reply.length !== 4) {
+    throw new UnexpectedReply("check", reply);
+  }
+  const [seconds, micros, generation, newest] = reply;
+  if (
+    typeof seconds !== "string" || !/^\d{1,12}$/.test(seconds) ||
+    typeof micros !== "string" || !/^\d{1,6}$/.test(micros) ||
+    (generation !== null && typeof generation !== "string")
+  ) throw new UnexpectedReply("check", reply);
+  return {
+    redisNow: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000),
+    generation,
+    newestId: newest === null ? 0 : messageId("check", newest),
+  };
+}
+
 /**
  * What the `recent` script answers (the newest id, the oldest retained id
  * or 0, then the entries above `afterId`, newest first), as

@@ -8,8 +8,9 @@
  * attempt of it may apply. A script first looks its number up and, when a
  * result is recorded, answers it without writing again; so an attempt sent
  * again after a lost reply never writes twice. With a rate limit it spends
- * the client's allowance in the same step. The read script is not
- * fenced.
+ * the client's allowance in the same step. The other scripts (two reads,
+ * and raising the message sequence, which may run any number of times)
+ * are not fenced.
  *
  * The connection runs them by SHA1 (EVALSHA, falling back to EVAL when Redis
  * has not seen them) rather than sending their text every time: measured
@@ -123,18 +124,29 @@ redis.call('PUBLISH', channel, ${NOTICE_LUA.removed("name")})
 return done('removed')`,
   ),
   /**
-   * KEYS messages, sequence, channel; ARGV message, history → the
+   * KEYS messages, sequence, channel; ARGV message, history, floor → the
    * message's id. The list holds `<id> <json>`, newest first; the notice
    * carries the same, so every process can pass it on to its readers
    * without asking, in id order (scripts run one at a time).
+   *
+   * The floor is the highest id the writing process has seen: a sequence
+   * that is gone or behind it (Redis emptied under the service) goes on
+   * above it, so an id once given is not given again while any process
+   * remembers it, and a reader's old `Last-Event-ID` cannot hide new
+   * messages.
    */
   ...write(
     "addMessage",
     3,
     `
 local messages, sequence, channel = KEYS[2], KEYS[3], KEYS[4]
-local message, history = ARGV[4], tonumber(ARGV[5])
-local id = string.format('%d', redis.call('INCR', sequence))
+local message, history, floor = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+local id = redis.call('INCR', sequence)
+if id <= floor then
+  id = floor + 1
+  redis.call('SET', sequence, id)
+end
+id = string.format('%d', id)
 redis.call('LPUSH', messages, id .. ' ' .. message)
 redis.call('LTRIM', messages, 0, history - 1)
 redis.call('PUBLISH', channel, ${NOTICE_LUA.message("id", "message")})
@@ -173,6 +185,31 @@ for _, entry in ipairs(redis.call('LRANGE', KEYS[1], 0, count - 1)) do
   end
 end
 return reply`,
+  },
+  /**
+   * KEYS sequence; ARGV floor: raises the message sequence to the floor
+   * when it is below it (gone, or Redis emptied), never lowers it. Every
+   * process that notices does this, so ids go on above what any running
+   * process has seen even when the next message comes from one that saw
+   * none (started since).
+   */
+  raiseSequence: {
+    keys: 1,
+    source: `
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+end`,
+  },
+  /**
+   * KEYS generation, sequence → Redis's clock (`TIME`: seconds,
+   * microseconds), the generation key or nil, the sequence or nil: what the
+   * store checks every second, in one round trip.
+   */
+  check: {
+    keys: 2,
+    source: `
+local now = redis.call('TIME')
+return {now[1], now[2], redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2])}`,
   },
 } satisfies Record<string, Script>;
 

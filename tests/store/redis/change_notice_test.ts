@@ -55,7 +55,7 @@ Deno.test({
           const stored = await publish(
             "addMessage",
             [k("history"), k("history:sequence"), channel],
-            [message, "5"],
+            [message, "5", "0"],
           );
           assert.equal(stored?.kind, "message");
           assert.deepEqual(stored, {

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
+  checkReply,
   messageId,
   oneOf,
   recentMessages,
@@ -80,4 +81,11 @@ Deno.test("a reply of another shape is a fault, never a value made up from it", 
   }
   assert.equal(messageId("addMessage", "42"), 42);
   assert.equal(messageId("addMessage", 42), 42);
+  assert.throws(() => checkReply(["1", "2", "g"]), UnexpectedReply);
+  assert.throws(() => checkReply(["1.5", "2", null, null]), UnexpectedReply);
+  assert.deepEqual(checkReply(["1", "500000", null, null]), {
+    redisNow: 1500,
+    generation: null,
+    newestId: 0,
+  });
 });

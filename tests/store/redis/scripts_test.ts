@@ -2,7 +2,8 @@
  * The Lua scripts on a real `redis-server`, called as the store calls them:
  * a write recorded under its number runs once however often it is sent, an
  * attempt past its fence does nothing, a refusal of the rate limit is
- * recorded like any result, and the catch-up reads only what is above the
+ * recorded like any result, the message sequence never goes below the
+ * floor it is given, and the catch-up reads only what is above the
  * reader's id.
  */
 
@@ -43,7 +44,7 @@ scriptTest(
   "a write sent twice under one number runs once, and both attempts answer its result",
   async (redis, key) => {
     const keys = [key("writes"), key("history"), key("seq"), key("changes")];
-    const attempt = ["7", inAMinute(), "0", '{"text":"once"}', "100"];
+    const attempt = ["7", inAMinute(), "0", '{"text":"once"}', "100", "0"];
     assert.equal(await redis.run("addMessage", keys, attempt), "1");
     assert.equal(await redis.run("addMessage", keys, attempt), "1");
     assert.deepEqual(await redis.lRange(key("history"), 0, -1), [
@@ -57,6 +58,7 @@ scriptTest(
         "0",
         "{}",
         "100",
+        "0",
       ]),
       "2",
     );
@@ -170,6 +172,40 @@ scriptTest(
 );
 
 scriptTest(
+  "the message sequence goes on above the floor it is given when it is behind it or gone, and is never lowered",
+  async (redis, key) => {
+    const keys = [key("writes"), key("history"), key("seq"), key("changes")];
+    const add = (number: number, floor: number) =>
+      redis.run("addMessage", keys, [
+        String(number),
+        inAMinute(),
+        "0",
+        "{}",
+        "100",
+        String(floor),
+      ]);
+    assert.equal(await add(1, 41), "42");
+    assert.equal(await add(2, 0), "43");
+    assert.equal(await add(3, 10), "44");
+    assert.equal(await redis.get(key("seq")), "44");
+  },
+);
+
+scriptTest(
+  "raiseSequence puts a lost or lower sequence back up to the floor, and never lowers it",
+  async (redis, key) => {
+    const raise = (floor: number) =>
+      redis.run("raiseSequence", [key("seq")], [String(floor)]);
+    await raise(10);
+    assert.equal(await redis.get(key("seq")), "10");
+    await raise(4);
+    assert.equal(await redis.get(key("seq")), "10");
+    await raise(12);
+    assert.equal(await redis.get(key("seq")), "12");
+  },
+);
+
+scriptTest(
   "recent answers only the entries above the reader's id, at most the limit, and for a reader up to date nothing but the newest id",
   async (redis, key) => {
     const keys = [key("history"), key("seq")];
@@ -178,7 +214,7 @@ scriptTest(
       await redis.run(
         "addMessage",
         [key("writes"), key("history"), key("seq"), key("changes")],
-        [String(i), inAMinute(), "0", `{"i":${i}}`, "6"],
+        [String(i), inAMinute(), "0", `{"i":${i}}`, "6", "0"],
       );
     }
     // Ids 3 to 8 retained.
@@ -199,5 +235,23 @@ scriptTest(
       (await redis.run("recent", keys, ["1", "100"]) as unknown[]).length,
       2 + 6,
     );
+  },
+);
+
+scriptTest(
+  "check answers Redis's clock, the generation key and the sequence, in one step",
+  async (redis, key) => {
+    const before = Date.now();
+    const [seconds, micros, generation, sequence] = await redis.run("check", [
+      key("generation"),
+      key("seq"),
+    ], []) as [string, string, string | null, string | null];
+    const redisNow = Number(seconds) * 1000 + Number(micros) / 1000;
+    assert.ok(Math.abs(redisNow - before) < 5_000);
+    assert.equal(generation, null);
+    assert.equal(sequence, null);
+    await redis.setIfAbsent(key("generation"), "g1");
+    const again = await redis.run("check", [key("generation"), key("seq")], []);
+    assert.equal((again as unknown[])[2], "g1");
   },
 );

@@ -95,7 +95,7 @@ function settledTest(
               key("history"),
               key("seq"),
               key("changes"),
-            ], [json, "100"]),
+            ], [json, "100", "0"]),
           history: () => redis.lRange(key("history"), 0, -1),
         });
       } finally {
