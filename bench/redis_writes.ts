@@ -1,0 +1,110 @@
+/**
+ * `deno task bench:redis-writes`: what one write costs on the Redis store,
+ * without HTTP: a `RedisStore` in this process writes N times, 50 at a
+ * time, to a throw-away `redis-server`, and the bench reports this
+ * process's CPU per write, Redis's own time per script call (`INFO
+ * commandstats`), writes per second, and how many keys of write records
+ * are left in Redis once the store has had time to delete them. Run the same file in a checkout of
+ * another commit (with that commit's `deno.json`) to compare.
+ * @module
+ */
+
+import { cpuUsage } from "node:process";
+import { flagsOf, usageError } from "./cli.ts";
+import { median } from "./median.ts";
+import { startRedis } from "../tests/_support/redis_server.ts";
+import { RedisStore } from "../src/store/redis/redis_store.ts";
+
+const USAGE =
+  `Usage: deno task bench:redis-writes [--writes=20000] [--rounds=5] [--ops=register,message,quote]`;
+
+const flags = flagsOf({
+  writes: { type: "string", default: "20000" },
+  rounds: { type: "string", default: "5" },
+  ops: { type: "string", default: "register,message,quote" },
+}, USAGE);
+const writes = Number(flags.writes);
+const rounds = Number(flags.rounds);
+const ops = flags.ops.split(",");
+const OPS = ["register", "message", "quote"];
+if (
+  !(Number.isInteger(writes) && writes >= 50 && writes <= 1_000_000) ||
+  !(Number.isInteger(rounds) && rounds >= 1 && rounds <= 100) ||
+  ops.some((op) => !OPS.includes(op))
+) {
+  usageError("bad --writes, --rounds or --ops");
+}
+
+const redis = await startRedis();
+const stat = async (section: string, pattern: RegExp) =>
+  Number(pattern.exec(await redis.cli("INFO", section))?.[1] ?? NaN);
+
+/** What one round measured. */
+interface Round {
+  /** CPU of this process per write, µs. */
+  cpuUs: number;
+  /** Redis's time per script call, µs. */
+  redisUs: number;
+  perSecond: number;
+}
+
+/** One round of `op`. */
+async function round(op: string, index: number): Promise<Round> {
+  const store = await RedisStore.connect({
+    url: redis.url,
+    prefix: `bench:${op}:${index}:`,
+    maxUsers: 100_000_000,
+  });
+  try {
+    let n = 0;
+    const write = (): Promise<unknown> =>
+      op === "register"
+        ? store.registerUser(`user${n++}`, "t".repeat(40))
+        : op === "message"
+        ? store.addMessage('{"text":"Hello, bench!","color":"red","user":"b"}')
+        : store.setQuote("Hello there.");
+    const batch = () => Promise.all(Array.from({ length: 50 }, write));
+    for (let i = 0; i < 20; i++) await batch();
+    await redis.cli("CONFIG", "RESETSTAT");
+    const cpu = cpuUsage();
+    const start = performance.now();
+    for (let i = 0; i < writes / 50; i++) await batch();
+    const seconds = (performance.now() - start) / 1000;
+    const used = cpuUsage(cpu);
+    return {
+      cpuUs: (used.user + used.system) / writes,
+      redisUs: await stat(
+        "commandstats",
+        /cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/,
+      ),
+      perSecond: writes / seconds,
+    };
+  } finally {
+    // The check removes the records of settled writes once their fences
+    // have passed: a second for the fence, a second of grace, a check.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    await store.close();
+  }
+}
+
+console.log(
+  "| write | CPU here, µs/write | Redis, µs/script call | writes/s | record keys left |",
+);
+console.log("| --- | --: | --: | --: | --: |");
+try {
+  for (const op of ops) {
+    const results: Round[] = [];
+    for (let i = 0; i < rounds; i++) results.push(await round(op, i));
+    const records = (await redis.cli("KEYS", "*:writes:*")).split("\n")
+      .filter((key) => key !== "").length;
+    await redis.cli("FLUSHALL");
+    const m = (key: keyof Round) => median(results.map((r) => r[key]));
+    console.log(
+      `| ${op} | ${m("cpuUs").toFixed(2)} | ${m("redisUs").toFixed(2)} | ${
+        m("perSecond").toFixed(0)
+      } | ${records} |`,
+    );
+  }
+} finally {
+  await redis.kill();
+}
