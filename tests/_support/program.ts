@@ -46,6 +46,12 @@ export interface StartOptions {
   port?: boolean;
   /** The module to run. Default `main.ts`. */
   entry?: string;
+  /**
+   * Another checkout of the project to run instead of this one: its
+   * `main.ts`, from its directory, with the permissions its own `deno.json`
+   * grants (so a branch can be measured by this checkout's tools).
+   */
+  root?: string;
   /** A command the run is wrapped in, such as `taskset -c 1`. */
   prefix?: string[];
   /** Extra `deno run` flags, such as `--v8-flags=...`. */
@@ -75,10 +81,14 @@ export interface StartOptions {
  * exactly what users run it with (from the repository's root, as
  * `deno task` does, since some name relative paths).
  */
-export function permissionsOf(task: "start" | "serve:parallel"): string[] {
-  return config.tasks[task].split(" ").filter((word) =>
-    word.startsWith("--allow-")
-  );
+export function permissionsOf(
+  task: "start" | "serve:parallel",
+  root?: string,
+): string[] {
+  const tasks: typeof config.tasks = root === undefined
+    ? config.tasks
+    : JSON.parse(Deno.readTextFileSync(`${root}/deno.json`)).tasks;
+  return tasks[task].split(" ").filter((word) => word.startsWith("--allow-"));
 }
 
 function runCommand(args: string[], options: StartOptions): string[] {
@@ -109,9 +119,9 @@ function runCommand(args: string[], options: StartOptions): string[] {
   return [
     ...deno,
     "run",
-    ...permissionsOf("start"),
+    ...permissionsOf("start", options.root),
     ...(options.denoFlags ?? []),
-    options.entry ?? MAIN,
+    options.entry ?? (options.root ? `${options.root}/main.ts` : MAIN),
     "--hostname=127.0.0.1",
     ...(addPort ? ["--port=0"] : []),
     ...args,
@@ -127,7 +137,7 @@ export async function startServer(
   const command = runCommand(args, options);
   const process = new Deno.Command(command[0], {
     args: command.slice(1),
-    cwd: options.cwd ?? ROOT,
+    cwd: options.cwd ?? options.root ?? ROOT,
     clearEnv: options.clearEnv,
     env: options.workers === undefined
       ? env

@@ -29,11 +29,33 @@ export interface RedisServer {
   cli(...args: string[]): Promise<string>;
 }
 
-/** Starts a throw-away server with persistence off. */
-export async function startRedis(): Promise<RedisServer> {
+/** Options of {@linkcode startRedis}. */
+export interface RedisOptions {
+  /**
+   * Keep an append-only file in this directory, fsynced before every reply
+   * (`appendfsync always`), so a write Redis acknowledged survives a kill.
+   * Default: no persistence at all.
+   */
+  appendOnlyDir?: string;
+}
+
+/** Starts a throw-away server, with persistence off unless `options` ask for it. */
+export async function startRedis(
+  options: RedisOptions = {},
+): Promise<RedisServer> {
   const bin = redisServerPath();
   if (!bin) throw new Error("redis-server is not on PATH");
   const port = freePort();
+  const persistence = options.appendOnlyDir === undefined
+    ? ["--appendonly", "no"]
+    : [
+      "--dir",
+      options.appendOnlyDir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+    ];
   let child: Deno.ChildProcess;
   const spawn = async () => {
     child = new Deno.Command(bin, {
@@ -44,8 +66,7 @@ export async function startRedis(): Promise<RedisServer> {
         "127.0.0.1",
         "--save",
         "",
-        "--appendonly",
-        "no",
+        ...persistence,
       ],
       stdout: "null",
       stderr: "null",
