@@ -60,13 +60,23 @@ const names = flags.scenario === "all"
 for (const name of names) {
   if (!(name in SCENARIOS)) usageError(`--scenario: no scenario ${name}`);
 }
+const checkout = flags.checkout;
+if (checkout !== undefined) {
+  for (const file of ["main.ts", "deno.json"]) {
+    try {
+      Deno.statSync(`${checkout}/${file}`);
+    } catch {
+      usageError(`--checkout: no ${file} in ${checkout}`);
+    }
+  }
+}
 const options = {
   durationMs: count("duration", 1) * 1000,
   opsPerWriter: count("ops", 1),
   writers: count("writers", 1),
   readers: count("readers", 1),
   pauseMs: count("pause-ms", 0),
-  root: flags.checkout,
+  root: checkout,
 };
 if (!redisServerPath()) {
   console.error("error: redis-server is not on PATH");

@@ -70,13 +70,19 @@ export async function runScenario(
     seconds: 0,
     errors: [],
   };
-  const cluster = await Cluster.start({
-    programs: PROGRAMS,
-    // Every write could be a message; the sentinels and slack on top.
-    history: options.writers * options.opsPerWriter + 1000,
-    persistent: scenario.persistent,
-    root: options.root,
-  });
+  let cluster: Cluster;
+  try {
+    cluster = await Cluster.start({
+      programs: PROGRAMS,
+      // Every write could be a message; the sentinels and slack on top.
+      history: options.writers * options.opsPerWriter + 1000,
+      persistent: scenario.persistent,
+      root: options.root,
+    });
+  } catch (error) {
+    result.errors.push(`the cluster did not start: ${messageOf(error)}`);
+    return result;
+  }
   const writes: WriteRecord[] = [];
   const readers: ReaderLog[] = [];
   const quotesSeen: string[] = [];
@@ -136,9 +142,7 @@ export async function runScenario(
       scenario,
     );
   } catch (error) {
-    result.errors.push(
-      error instanceof Error ? error.message : String(error),
-    );
+    result.errors.push(messageOf(error));
   } finally {
     phase = "stopping the cluster";
     stopWriters.abort();
@@ -150,6 +154,9 @@ export async function runScenario(
   result.seconds = (performance.now() - started) / 1000;
   return result;
 }
+
+const messageOf = (error: unknown) =>
+  error instanceof Error ? error.message : String(error);
 
 /** Whether a run found nothing wrong. */
 export function passed(result: ScenarioResult): boolean {

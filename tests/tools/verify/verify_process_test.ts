@@ -76,7 +76,12 @@ Deno.test("deno task verify --help names every scenario and exits 0", async () =
 
 Deno.test("deno task verify refuses a bad flag or scenario in one line, exit 2", async () => {
   for (
-    const args of [["--writers=0"], ["--scenario=none,nope"], ["--bogus"]]
+    const args of [
+      ["--writers=0"],
+      ["--scenario=none,nope"],
+      ["--bogus"],
+      ["--checkout=/nonexistent"],
+    ]
   ) {
     const { code, stdout, stderr } = await verify(...args);
     assert.equal(code, 2, args.join(" "));
