@@ -19,7 +19,8 @@
  * - **acknowledged but lost**: an acknowledged registration whose name is not
  *   in the final user list; an acknowledged message whose text is not in F; a
  *   quote write that began after the write of the final quote had been
- *   answered (so it must have replaced it) and was acknowledged. Checked only
+ *   answered (so it must have replaced it) and was acknowledged, or any
+ *   acknowledged quote when the final quote is still the initial one. Checked only
  *   when the scenario's store keeps its data (not after a restart of a Redis
  *   without persistence).
  * - **refused but stored**: a refused registration whose name is in the final
@@ -65,6 +66,14 @@
  * Figures about the store itself: **id holes** (ids from 1 to the highest in
  * F that F lacks) and **disagreements** (final reads that differ between
  * processes after everything settled).
+ *
+ * **Fixed at 0** (the contract's "Writes and faults", "Exactly once, or
+ * told" and "Across processes"), each named in `violations` when it is not:
+ * refused but stored, stored twice, duplicated, missing, out of order,
+ * silent holes, false gaps, id holes and disagreements, always; acknowledged
+ * but lost and not stored, where the store keeps its data; and without any
+ * fault, refused and unknown writes and refused streams too. Under a fault
+ * those last three, and gaps, are the honest answers the contract allows.
  * @module
  */
 
