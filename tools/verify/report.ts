@@ -100,7 +100,7 @@ export function formatResult(result: ScenarioResult): string {
         ]),
       ),
       "",
-      `store: ${must(r.storeIdHoles)} id holes; processes ${
+      `store: ${must(r.storeIdHoles, scenario.durable)} id holes; processes ${
         r.disagreements.length === 0 ? "agree" : "disagree !"
       }`,
     );

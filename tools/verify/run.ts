@@ -136,7 +136,11 @@ export async function runScenario(
     phase = "stopping readers";
     await Promise.all([...followers, ...watchers].map((f) => f.stop()));
     phase = "reading the final state";
-    const final = await readFinalState(cluster.urls, sentinel);
+    const final = await readFinalState(
+      cluster.urls,
+      sentinel,
+      scenario.durable,
+    );
     result.reconciliation = reconcile(
       { writes, readers, quotesSeen, final },
       scenario,
