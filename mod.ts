@@ -25,6 +25,7 @@ export type { ServiceOptions } from "./src/services/service_options.ts";
 export {
   type ErrorEntry,
   type ErrorLocation,
+  type FixedStatus,
   JSON_CONTENT_TYPE,
 } from "./src/http/response.ts";
 export { HttpError } from "./src/http/http_error.ts";

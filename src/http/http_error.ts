@@ -9,20 +9,39 @@ import {
   type ErrorEntry,
   errorResponse,
   type FixedStatus,
+  isFixedStatus,
   statusResponse,
 } from "./response.ts";
 
 /**
  * An error carrying its status and the answer it stands for: the contract's
  * envelope when it has entries, else the fixed `{status, message}` body.
+ * Only the {@linkcode FixedStatus} codes have a fixed body, so any other
+ * status needs at least one entry: the types refuse `new HttpError(429)`,
+ * and the constructor throws a `RangeError` for a caller they do not stop.
  *
  * @example Refusing from deep inside a handler
  * ```ts
+ * import assert from "node:assert/strict";
  * import { HttpError } from "@lms/light-messaging";
  * const error = new HttpError(413, [
  *   { location: "body", name: "body", description: "Too large" },
  * ]);
- * console.assert(error.getResponse().status === 413);
+ * const res = error.getResponse();
+ * assert.equal(res.status, 413);
+ * assert.deepEqual(await res.json(), {
+ *   status: "error",
+ *   errors: [{ location: "body", name: "body", description: "Too large" }],
+ * });
+ * ```
+ *
+ * @example A status with a fixed body
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { HttpError } from "@lms/light-messaging";
+ * const res = new HttpError(503, [], { "retry-after": "1" }).getResponse();
+ * assert.deepEqual(await res.json(), { status: 503, message: "Service Unavailable" });
+ * assert.equal(res.headers.get("retry-after"), "1");
  * ```
  */
 export class HttpError extends Error {
@@ -31,14 +50,33 @@ export class HttpError extends Error {
   /** The envelope's entries; empty for the fixed-body statuses. */
   readonly errors: readonly ErrorEntry[];
   /** Extra response headers, such as `Retry-After`. */
-  readonly headers?: Record<string, string>;
+  readonly headers: Record<string, string> | undefined;
 
-  /** Builds the error; without entries `status` must be one with a fixed body. */
+  /** An error of a status with a fixed body, answered with the envelope when it has entries. */
+  constructor(
+    status: FixedStatus,
+    errors?: readonly ErrorEntry[],
+    headers?: Record<string, string>,
+  );
+  /** An error of any error status (400 to 599), answered with the envelope of `errors`. */
+  constructor(
+    status: number,
+    errors: readonly [ErrorEntry, ...ErrorEntry[]],
+    headers?: Record<string, string>,
+  );
   constructor(
     status: number,
     errors: readonly ErrorEntry[] = [],
     headers?: Record<string, string>,
   ) {
+    if (!(Number.isInteger(status) && status >= 400 && status <= 599)) {
+      throw new RangeError(`HttpError: ${status} is not an error status`);
+    }
+    if (errors.length === 0 && !isFixedStatus(status)) {
+      throw new RangeError(
+        `HttpError: ${status} has no fixed body, so it needs error entries`,
+      );
+    }
     super(errors.map((e) => e.description).join("; ") || `HTTP ${status}`);
     this.name = "HttpError";
     this.status = status;
@@ -48,8 +86,8 @@ export class HttpError extends Error {
 
   /** The answer this error stands for. */
   getResponse(): Response {
-    return this.errors.length > 0
-      ? errorResponse(this.errors, this.status, this.headers)
-      : statusResponse(this.status as FixedStatus, this.headers);
+    return this.errors.length === 0 && isFixedStatus(this.status)
+      ? statusResponse(this.status, this.headers)
+      : errorResponse(this.errors, this.status, this.headers);
   }
 }

@@ -79,7 +79,18 @@ export function errorResponse(
   );
 }
 
-/** The statuses answered with a fixed `{status, message}` body. */
+/**
+ * The statuses answered with a fixed `{status, message}` body.
+ *
+ * @example An error with no entries
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type FixedStatus, HttpError } from "@lms/light-messaging";
+ * const status: FixedStatus = 404;
+ * const res = new HttpError(status).getResponse();
+ * assert.deepEqual(await res.json(), { status: 404, message: "Not Found" });
+ * ```
+ */
 export type FixedStatus = 401 | 404 | 405 | 500 | 503;
 
 const statusMessages: Record<FixedStatus, string> = {
@@ -95,6 +106,11 @@ for (const [code, message] of Object.entries(statusMessages)) {
     Number(code),
     JSON.stringify({ status: Number(code), message }),
   );
+}
+
+/** Whether `status` is one answered with a fixed `{status, message}` body. */
+export function isFixedStatus(status: number): status is FixedStatus {
+  return statusBodies.has(status);
 }
 
 /** Answers `{"status": N, "message": "..."}` for 401, 404, 405, 500 or 503. */
