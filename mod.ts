@@ -4,8 +4,16 @@
  * in `Deno.serve`, `deno serve` or a test, with no socket needed.
  *
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createMessagingService } from "@lms/light-messaging";
- * Deno.serve(createMessagingService());
+ * // `Deno.serve(createMessagingService())` serves it on port 8000; here on
+ * // a free port, shut down at the end of the block.
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createMessagingService(),
+ * );
+ * const res = await fetch(`http://127.0.0.1:${server.addr.port}/`);
+ * assert.deepEqual(await res.json(), []);
  * ```
  *
  * Other entries: `@lms/light-messaging/redis` (the Redis store, which loads

@@ -1,7 +1,7 @@
 /**
  * Fails when a public export of a package entry has no `@example` in its
- * JSDoc. `deno check --doc-only` type-checks the examples; this makes sure
- * there is one to check. Run by `deno task check`.
+ * JSDoc. `deno test --doc` runs the examples; this makes sure there is one
+ * to run. Run by `deno task check`.
  * @module
  */
 

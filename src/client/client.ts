@@ -5,11 +5,20 @@
  * This is the package's `./client` entry; the main entry exports the same.
  *
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
  * import { MessagingClient } from "@lms/light-messaging/client";
- * const chat = new MessagingClient("http://localhost:8000/");
+ * // A service to talk to, on a free port, shut down at the end of the block.
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
  * await chat.register("José");
  * await chat.post("Olá!", { color: "red" });
- * console.log(await chat.messages());
+ * assert.deepEqual(await chat.messages(), [
+ *   { text: "Olá!", color: "red", user: "José" },
+ * ]);
  * ```
  * @module
  */
@@ -31,9 +40,21 @@ export type { ErrorEntry, ErrorLocation } from "../http/response.ts";
  *
  * @example Reading messages
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
  * import { type Message, MessagingClient } from "@lms/light-messaging/client";
- * const messages: Message[] = await new MessagingClient("http://localhost:8000/").messages();
- * for (const { user, text } of messages) console.log(`${user}: ${text}`);
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await chat.register("ann");
+ * await chat.post("Hi", { fields: { mood: "glad" } });
+ * const messages: Message[] = await chat.messages();
+ * assert.deepEqual(
+ *   messages.map(({ user, text, mood }) => `${user}: ${text} (${mood})`),
+ *   ["ann: Hi (glad)"],
+ * );
  * ```
  */
 export interface Message {
@@ -51,16 +72,29 @@ export interface Message {
  * What {@linkcode MessagingClient.events} yields: a message with its id, or
  * how many messages were missed because the history no longer held them.
  *
- * @example Printing the stream
+ * @example Showing the stream
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
  * import { MessagingClient, type MessageStreamEvent } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await chat.register("ann");
+ * await chat.post("Hi");
+ * await chat.post("Bye");
  * const show = (event: MessageStreamEvent) =>
  *   event.type === "gap"
  *     ? `(${event.missed} missed)`
  *     : `${event.id} ${event.message.user}: ${event.message.text}`;
- * for await (const event of new MessagingClient("http://localhost:8000/").events()) {
- *   console.log(show(event));
+ * const shown: string[] = [];
+ * for await (const event of chat.events()) {
+ *   shown.push(show(event));
+ *   if (shown.length === 2) break; // the stream goes on until left
  * }
+ * assert.deepEqual(shown, ["1 ann: Hi", "2 ann: Bye"]);
  * ```
  */
 export type MessageStreamEvent =
@@ -70,11 +104,18 @@ export type MessageStreamEvent =
 /**
  * Options of both clients.
  *
- * @example A client with a custom fetch
+ * @example A client calling a handler, with no socket
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createQuoteService } from "@lms/light-messaging";
  * import { type ClientOptions, QuoteClient } from "@lms/light-messaging/client";
- * const options: ClientOptions = { fetch: (input, init) => fetch(input, init) };
- * new QuoteClient("http://localhost:8000/", options);
+ * const service = createQuoteService();
+ * const options: ClientOptions = {
+ *   fetch: (input, init) => Promise.resolve(service(new Request(input, init))),
+ * };
+ * const quote = new QuoteClient("http://quote.test/", options);
+ * await quote.set("Less is more.");
+ * assert.equal(await quote.get(), "Less is more.");
  * ```
  */
 export interface ClientOptions {
@@ -132,12 +173,20 @@ class JsonClient {
  *
  * @example Joining, posting and leaving
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
  * import { MessagingClient } from "@lms/light-messaging/client";
- * const chat = new MessagingClient("http://localhost:8000/");
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
  * await chat.register("bob");
+ * assert.equal(chat.name, "bob");
  * await chat.post("Hello", { color: "red" });
- * console.log(await chat.users());
- * await chat.unregister();
+ * assert.deepEqual(await chat.users(), ["bob"]);
+ * assert.equal(await chat.unregister(), "bob");
+ * assert.equal(chat.token, undefined);
  * ```
  */
 export class MessagingClient {
@@ -248,10 +297,18 @@ export class MessagingClient {
  *
  * @example Reading and replacing the quote
  * ```ts
- * import { QuoteClient } from "@lms/light-messaging/client";
- * const quote = new QuoteClient("http://localhost:8000/");
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
+ * import { QuoteClient, ServiceError } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler({ service: "quote" }),
+ * );
+ * const quote = new QuoteClient(`http://127.0.0.1:${server.addr.port}/`);
  * await quote.set("Less is more.");
- * console.log(await quote.get());
+ * assert.equal(await quote.get(), "Less is more.");
+ * await assert.rejects(quote.set("no capital, no stop"), ServiceError);
+ * assert.equal(await quote.get(), "Less is more.");
  * ```
  */
 export class QuoteClient {

@@ -12,13 +12,26 @@ import { ServiceError } from "./service_error.ts";
 /**
  * How a client follows a stream.
  *
- * @example Stopping after ten seconds
+ * @example Resuming after a message, until a signal ends it
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
  * import { type FollowOptions, MessagingClient } from "@lms/light-messaging/client";
- * const options: FollowOptions = { signal: AbortSignal.timeout(10_000) };
- * for await (const event of new MessagingClient("http://localhost:8000/").events(options)) {
- *   console.log(event);
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await chat.register("ann");
+ * for (const text of ["One", "Two", "Three"]) await chat.post(text);
+ * const stop = new AbortController();
+ * const options: FollowOptions = { lastEventId: 1, signal: stop.signal };
+ * const texts: string[] = [];
+ * for await (const event of chat.events(options)) {
+ *   if (event.type === "message") texts.push(event.message.text);
+ *   if (texts.length === 2) stop.abort(); // ends the iteration
  * }
+ * assert.deepEqual(texts, ["Two", "Three"]);
  * ```
  */
 export interface FollowOptions {

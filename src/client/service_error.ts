@@ -22,14 +22,24 @@ function isEnvelope(body: unknown): body is { errors: ErrorEntry[] } {
  *
  * @example Telling a taken name apart
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
  * import { MessagingClient, ServiceError } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const url = `http://127.0.0.1:${server.addr.port}/`;
+ * await new MessagingClient(url).register("alice");
+ * let taken = "";
  * try {
- *   await new MessagingClient("http://localhost:8000/").register("alice");
+ *   await new MessagingClient(url).register("alice");
  * } catch (error) {
  *   if (error instanceof ServiceError && error.status === 400) {
- *     console.log(error.errors[0].description); // This user exists!
+ *     taken = error.errors[0]?.description ?? "";
  *   } else throw error;
  * }
+ * assert.equal(taken, "This user exists!");
  * ```
  */
 export class ServiceError extends Error {

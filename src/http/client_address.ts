@@ -12,9 +12,19 @@ import type { ConnectionInfo } from "./router.ts";
  *
  * @example Clients known by a header that a trusted gateway sets
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type ClientAddressOf, createHandler } from "@lms/light-messaging";
  * const clientOf: ClientAddressOf = (req) => req.headers.get("x-user-id") ?? "anonymous";
- * createHandler({ clientOf, rateLimit: { burst: 10, periodMs: 60_000 } });
+ * const handler = createHandler({ clientOf, rateLimit: { burst: 1, periodMs: 60_000 } });
+ * const post = (user: string, body: string) =>
+ *   handler(new Request("http://localhost/quote", {
+ *     method: "POST",
+ *     headers: { "x-user-id": user },
+ *     body,
+ *   }));
+ * assert.equal((await post("ann", "One.")).status, 200);
+ * assert.equal((await post("ann", "Two.")).status, 429);
+ * assert.equal((await post("bob", "Three.")).status, 200);
  * ```
  */
 export type ClientAddressOf = (req: Request, info?: ConnectionInfo) => string;
@@ -36,13 +46,15 @@ const MAX_ADDRESS_LENGTH = 64;
  *
  * @example Behind a proxy
  * ```ts
+ * import assert from "node:assert/strict";
  * import { clientAddressOf } from "@lms/light-messaging";
  * const clientOf = clientAddressOf({ trustProxy: true });
  * const req = new Request("http://localhost/", {
  *   headers: { "x-forwarded-for": "203.0.113.9, 198.51.100.4" },
  * });
  * const remoteAddr: Deno.NetAddr = { transport: "tcp", hostname: "10.0.0.2", port: 50000 };
- * console.assert(clientOf(req, { remoteAddr }) === "198.51.100.4");
+ * assert.equal(clientOf(req, { remoteAddr }), "198.51.100.4");
+ * assert.equal(clientAddressOf()(req, { remoteAddr }), "10.0.0.2");
  * ```
  */
 export function clientAddressOf(

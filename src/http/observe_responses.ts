@@ -14,12 +14,19 @@ import type { ConnectionInfo, Handler } from "./router.ts";
  *
  * @example Counting slow answers
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, type ResponseObserver } from "@lms/light-messaging";
+ * const seen: string[] = [];
  * let slow = 0;
- * const onResponse: ResponseObserver = (_req, _res, ms) => {
+ * const onResponse: ResponseObserver = (req, res, ms) => {
+ *   seen.push(`${req.method} ${new URL(req.url).pathname} ${res.status}`);
  *   if (ms > 100) slow++;
  * };
- * createHandler({ onResponse });
+ * const handler = createHandler({ onResponse });
+ * await handler(new Request("http://localhost/quote"));
+ * await handler(new Request("http://localhost/nowhere"));
+ * assert.deepEqual(seen, ["GET /quote 200", "GET /nowhere 404"]);
+ * assert.ok(slow <= seen.length);
  * ```
  */
 export type ResponseObserver = (

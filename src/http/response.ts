@@ -12,9 +12,10 @@
  *
  * @example Checking an answer
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createQuoteService, JSON_CONTENT_TYPE } from "@lms/light-messaging";
  * const res = await createQuoteService()(new Request("http://localhost/quote"));
- * console.assert(res.headers.get("content-type") === JSON_CONTENT_TYPE);
+ * assert.equal(res.headers.get("content-type"), JSON_CONTENT_TYPE);
  * ```
  */
 export const JSON_CONTENT_TYPE = "application/json; charset=UTF-8";
@@ -24,9 +25,15 @@ export const JSON_CONTENT_TYPE = "application/json; charset=UTF-8";
  *
  * @example Entries about the body
  * ```ts
- * import type { ErrorEntry, ErrorLocation } from "@lms/light-messaging";
- * const where: ErrorLocation = "body";
- * const entry: ErrorEntry = { location: where, name: "text", description: "Missing text" };
+ * import assert from "node:assert/strict";
+ * import { createMessagingService, type ErrorLocation } from "@lms/light-messaging";
+ * const messaging = createMessagingService();
+ * const res = await messaging(
+ *   new Request("http://localhost/users", { method: "POST", body: "" }),
+ * );
+ * const { errors } = await res.json();
+ * const where: ErrorLocation = errors[0].location;
+ * assert.equal(where, "body");
  * ```
  */
 export type ErrorLocation = "url" | "body";
@@ -36,8 +43,11 @@ export type ErrorLocation = "url" | "body";
  *
  * @example An entry
  * ```ts
- * import type { ErrorEntry } from "@lms/light-messaging";
+ * import assert from "node:assert/strict";
+ * import { type ErrorEntry, HttpError } from "@lms/light-messaging";
  * const entry: ErrorEntry = { location: "url", name: "name", description: "This user exists!" };
+ * const res = new HttpError(400, [entry]).getResponse();
+ * assert.deepEqual(await res.json(), { status: "error", errors: [entry] });
  * ```
  */
 export interface ErrorEntry {

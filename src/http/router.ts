@@ -14,10 +14,12 @@ import { statusResponse } from "./response.ts";
  *
  * @example Serving a handler
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, type Handler } from "@lms/light-messaging";
  * const handler: Handler = createHandler({ service: "quote" });
  * const res = await handler(new Request("http://localhost/quote"));
- * console.assert(res.status === 200);
+ * assert.equal(res.status, 200);
+ * assert.equal(typeof await res.json(), "string");
  * ```
  */
 export type Handler = (
@@ -32,11 +34,18 @@ export type Handler = (
  *
  * @example Calling a handler as `Deno.serve` would
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type ConnectionInfo, createHandler } from "@lms/light-messaging";
- * const info: ConnectionInfo = {
- *   remoteAddr: { transport: "tcp", hostname: "192.0.2.7", port: 50000 },
- * };
- * await createHandler()(new Request("http://localhost/quote"), info);
+ * // The connection tells clients apart: one write each per minute here.
+ * const handler = createHandler({ rateLimit: { burst: 1, periodMs: 60_000 } });
+ * const from = (hostname: string): ConnectionInfo => ({
+ *   remoteAddr: { transport: "tcp", hostname, port: 50000 },
+ * });
+ * const post = (body: string, info: ConnectionInfo) =>
+ *   handler(new Request("http://localhost/quote", { method: "POST", body }), info);
+ * assert.equal((await post("First.", from("192.0.2.7"))).status, 200);
+ * assert.equal((await post("Second.", from("192.0.2.7"))).status, 429);
+ * assert.equal((await post("Third.", from("192.0.2.8"))).status, 200);
  * ```
  */
 export interface ConnectionInfo {
@@ -55,10 +64,20 @@ export type Routes = Record<string, Partial<Record<Method, Handler>>>;
  *
  * @example Counting faults
  * ```ts
- * import { createHandler, type FaultLogger } from "@lms/light-messaging";
- * let faults = 0;
- * const logFault: FaultLogger = () => faults++;
- * createHandler({ logFault });
+ * import assert from "node:assert/strict";
+ * import { createHandler, type FaultLogger, MemoryStore } from "@lms/light-messaging";
+ * class BrokenStore extends MemoryStore {
+ *   override getQuote(): string {
+ *     throw new Error("a bug");
+ *   }
+ * }
+ * const faults: string[] = [];
+ * const logFault: FaultLogger = (error, req) =>
+ *   faults.push(`${req.method} ${new URL(req.url).pathname}: ${error}`);
+ * const handler = createHandler({ logFault, store: new BrokenStore() });
+ * const res = await handler(new Request("http://localhost/quote"));
+ * assert.deepEqual(await res.json(), { status: 500, message: "Internal Server Error" });
+ * assert.deepEqual(faults, ["GET /quote: Error: a bug"]);
  * ```
  */
 export type FaultLogger = (error: unknown, req: Request) => void;

@@ -18,9 +18,11 @@ import pkg from "../../deno.json" with { type: "json" };
  *
  * @example Reading the paths
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type JsonObject, openApiDocument } from "@lms/light-messaging";
  * const paths = openApiDocument().paths as JsonObject;
- * console.assert("/quote" in paths);
+ * assert.ok("/quote" in paths);
+ * assert.ok("/users" in paths);
  * ```
  */
 export type JsonObject = Record<string, unknown>;
@@ -591,9 +593,13 @@ const components: JsonObject = {
  *
  * @example Describing the quote service alone
  * ```ts
- * import { openApiDocument } from "@lms/light-messaging";
+ * import assert from "node:assert/strict";
+ * import { type JsonObject, openApiDocument } from "@lms/light-messaging";
  * const document = openApiDocument(["quote"]);
- * console.assert(document.openapi === "3.1.0");
+ * assert.equal(document.openapi, "3.1.0");
+ * const paths = document.paths as JsonObject;
+ * assert.ok("/quote" in paths);
+ * assert.ok(!("/users" in paths));
  * ```
  */
 export function openApiDocument(

@@ -35,13 +35,22 @@ import { operationRoutes } from "../operations/operation_routes.ts";
  *
  * @example Both services over one store
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, type HandlerOptions, MemoryStore } from "@lms/light-messaging";
+ * const store = new MemoryStore({ history: 50 });
  * const options: HandlerOptions = {
  *   service: "all",
- *   store: new MemoryStore({ history: 50 }),
+ *   store,
  *   corsOrigins: ["https://example.org"],
  * };
- * createHandler(options);
+ * const handler = createHandler(options);
+ * const res = await handler(new Request("http://localhost/quote", {
+ *   method: "POST",
+ *   headers: { origin: "https://example.org" },
+ *   body: "Shared.",
+ * }));
+ * assert.equal(res.headers.get("access-control-allow-origin"), "https://example.org");
+ * assert.equal(await store.getQuote(), "Shared.");
  * ```
  */
 export interface HandlerOptions extends ServiceOptions {
@@ -71,10 +80,17 @@ const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
  *
  * @example Mounting both services in Deno.serve
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler } from "@lms/light-messaging";
  * const handler = createHandler({ service: "all" });
  * const res = await handler(new Request("http://localhost/"));
- * console.assert(res.status === 200);
+ * assert.equal(res.status, 200);
+ * assert.deepEqual(await res.json(), []);
+ * // `Deno.serve(handler)` serves it; here on a free port, stopped at the end.
+ * await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
+ * const quote = await fetch(`http://127.0.0.1:${server.addr.port}/quote`);
+ * assert.equal(quote.status, 200);
+ * await quote.body?.cancel();
  * ```
  */
 export function createHandler(options: HandlerOptions = {}): Handler {

@@ -147,17 +147,23 @@ export function messagingRoutes(
  *
  * @example Registering and posting without a socket
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createMessagingService } from "@lms/light-messaging";
  * const messaging = createMessagingService();
  * const res = await messaging(
  *   new Request("http://localhost/users", { method: "POST", body: "alice" }),
  * );
  * const { token } = await res.json();
- * await messaging(new Request("http://localhost/", {
+ * const posted = await messaging(new Request("http://localhost/", {
  *   method: "POST",
  *   headers: { "x-messaging-token": token },
  *   body: JSON.stringify({ text: "Hello" }),
  * }));
+ * assert.equal(posted.status, 200);
+ * const read = await messaging(new Request("http://localhost/"));
+ * assert.deepEqual(await read.json(), [
+ *   { text: "Hello", color: "black", user: "alice" },
+ * ]);
  * ```
  */
 export function createMessagingService(options: ServiceOptions = {}): Handler {

@@ -64,13 +64,14 @@ export function quoteRoutes(
  *
  * @example Replacing the quote without a socket
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createQuoteService } from "@lms/light-messaging";
  * const quote = createQuoteService();
  * await quote(
  *   new Request("http://localhost/quote", { method: "POST", body: "Hi!" }),
  * );
  * const res = await quote(new Request("http://localhost/quote"));
- * console.assert(await res.json() === "Hi!");
+ * assert.equal(await res.json(), "Hi!");
  * ```
  */
 export function createQuoteService(options: ServiceOptions = {}): Handler {

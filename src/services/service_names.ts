@@ -9,9 +9,12 @@
  *
  * @example Serving one service
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, type ServiceName } from "@lms/light-messaging";
  * const name: ServiceName = "quote";
- * createHandler({ service: name });
+ * const handler = createHandler({ service: name });
+ * assert.equal((await handler(new Request("http://localhost/quote"))).status, 200);
+ * assert.equal((await handler(new Request("http://localhost/users"))).status, 404);
  * ```
  */
 export type ServiceName = "messaging" | "quote";
@@ -24,9 +27,12 @@ export const SERVICES: readonly ServiceName[] = ["messaging", "quote"];
  *
  * @example Serving both
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, type ServiceSelection } from "@lms/light-messaging";
  * const selection: ServiceSelection = "all";
- * createHandler({ service: selection });
+ * const handler = createHandler({ service: selection });
+ * assert.equal((await handler(new Request("http://localhost/quote"))).status, 200);
+ * assert.equal((await handler(new Request("http://localhost/"))).status, 200);
  * ```
  */
 export type ServiceSelection = ServiceName | "all";

@@ -31,9 +31,14 @@ export const SERVICE_LIMITS = {
  *
  * @example A smaller body limit
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createQuoteService, type ServiceOptions } from "@lms/light-messaging";
- * const options: ServiceOptions = { maxBodyBytes: 1024 };
- * createQuoteService(options);
+ * const options: ServiceOptions = { maxBodyBytes: 16 };
+ * const quote = createQuoteService(options);
+ * const post = (body: string) =>
+ *   quote(new Request("http://localhost/quote", { method: "POST", body }));
+ * assert.equal((await post("Short enough.")).status, 200);
+ * assert.equal((await post("Longer than sixteen bytes.")).status, 413);
  * ```
  */
 export interface ServiceOptions {
