@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { drainable } from "../../src/http/drain.ts";
+
+const req = () => new Request("http://service.test/");
+
+/** A promise and the function that settles it. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (reason: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Whether `promise` has settled by the time queued callbacks have run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(() => done = true, () => done = true);
+  await new Promise((r) => setTimeout(r, 0));
+  return done;
+}
+
+Deno.test("drain resolves at once with nothing in flight", async () => {
+  const { drain } = drainable(() => new Response("ok"));
+  assert.ok(await settled(drain(60_000)));
+});
+
+Deno.test("drain waits for every request in flight, and the answers are the handler's", async () => {
+  const one = deferred<Response>();
+  const two = deferred<Response>();
+  let calls = 0;
+  const { handler, drain } = drainable(() =>
+    (calls++ === 0 ? one : two).promise
+  );
+  const first = handler(req());
+  const second = handler(req());
+  const drained = drain(60_000);
+  assert.equal(await settled(drained), false);
+  one.resolve(new Response("one"));
+  assert.equal(await (await first).text(), "one");
+  assert.equal(await settled(drained), false);
+  // A failed answer is finished too.
+  two.reject(new Error("gone"));
+  await assert.rejects(Promise.resolve(second), /gone/);
+  assert.ok(await settled(drained));
+});
+
+Deno.test("a handler that throws or answers at once is not left in flight", async () => {
+  let mode: "throw" | "sync" = "throw";
+  const { handler, drain } = drainable(() => {
+    if (mode === "throw") throw new Error("bad");
+    return new Response("now");
+  });
+  assert.throws(() => handler(req()), /bad/);
+  mode = "sync";
+  assert.equal(await (handler(req()) as Response).text(), "now");
+  assert.ok(await settled(drain(60_000)));
+});
+
+Deno.test("drain gives up after its timeout when a request never finishes", async () => {
+  const never = deferred<Response>();
+  const { handler, drain } = drainable(() => never.promise);
+  handler(req());
+  let failTimer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    drain(30).then(() => "drained"),
+    new Promise((r) =>
+      failTimer = setTimeout(() => r("still waiting"), 10_000)
+    ),
+  ]);
+  clearTimeout(failTimer);
+  assert.equal(outcome, "drained");
+  never.resolve(new Response(null));
+});

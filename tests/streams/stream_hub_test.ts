@@ -1,0 +1,228 @@
+/**
+ * The hub of open event streams on its own: caps, feeds that run only while
+ * a topic has readers, catching up without repeats, slow readers,
+ * heartbeats, and stopping.
+ */
+import assert from "node:assert/strict";
+import { UNKNOWN_CLIENT } from "../../src/http/client_address.ts";
+import { HEARTBEAT } from "../../src/streams/event_stream_format.ts";
+import {
+  EventStream,
+  StreamEnded,
+  StreamHub,
+  type StreamHubOptions,
+} from "../../src/streams/stream_hub.ts";
+
+const text = (chunk: string) => new TextEncoder().encode(chunk);
+
+/** A hub whose heartbeat never fires within a test, stopped after `fn`. */
+async function withHub(
+  options: Partial<StreamHubOptions>,
+  fn: (hub: StreamHub) => Promise<void> | void,
+): Promise<void> {
+  const hub = new StreamHub({
+    maxStreams: 100,
+    heartbeatMs: 3_600_000,
+    ...options,
+  });
+  try {
+    await fn(hub);
+  } finally {
+    hub.stop();
+  }
+}
+
+function opened(hub: StreamHub, topic: string, client: string): EventStream {
+  const stream = hub.open(topic, client);
+  assert.ok(stream instanceof EventStream, `refused: ${stream}`);
+  return stream;
+}
+
+/** Reads what `stream` holds now, as text, without waiting for more. */
+async function queued(stream: EventStream): Promise<string> {
+  const reader = stream.body.getReader();
+  const decoder = new TextDecoder();
+  let out = "";
+  try {
+    // Each read takes one queued chunk; a read that would wait ends the loop.
+    for (let i = 0; i < 1000; i++) {
+      const next = await Promise.race([
+        reader.read(),
+        new Promise<"waiting">((r) => setTimeout(() => r("waiting"), 20)),
+      ]);
+      if (next === "waiting" || next.done) break;
+      out += decoder.decode(next.value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return out;
+}
+
+Deno.test("past maxStreams the hub is full; a stream released makes room", async () => {
+  await withHub({ maxStreams: 2 }, async (hub) => {
+    const a = opened(hub, "t", "c1");
+    opened(hub, "t", "c2");
+    assert.equal(hub.open("t", "c3"), "full");
+    assert.equal(hub.size, 2);
+    await a.body.cancel();
+    assert.equal(hub.size, 1);
+    opened(hub, "t", "c3");
+  });
+});
+
+Deno.test("past maxStreamsPerClient that client is refused, others are not", async () => {
+  await withHub({ maxStreamsPerClient: 2 }, async (hub) => {
+    const first = opened(hub, "t", "ann");
+    opened(hub, "u", "ann");
+    assert.equal(hub.open("t", "ann"), "client-full");
+    opened(hub, "t", "bob");
+    await first.body.cancel();
+    opened(hub, "t", "ann");
+  });
+});
+
+Deno.test("a client whose streams all ended has its whole share again", async () => {
+  await withHub({ maxStreamsPerClient: 1 }, async (hub) => {
+    for (let i = 0; i < 3; i++) {
+      const stream = opened(hub, "t", "ann");
+      assert.equal(hub.open("u", "ann"), "client-full");
+      if (i % 2 === 0) await stream.body.cancel();
+      else stream.end();
+    }
+    assert.equal(hub.size, 0);
+  });
+});
+
+Deno.test("streams whose client is unknown are held to the total only", async () => {
+  await withHub({ maxStreams: 5, maxStreamsPerClient: 1 }, (hub) => {
+    for (let i = 0; i < 5; i++) opened(hub, "t", UNKNOWN_CLIENT);
+    assert.equal(hub.open("t", UNKNOWN_CLIENT), "full");
+  });
+});
+
+Deno.test("a topic's feed runs only while the topic has readers", async () => {
+  await withHub({}, async (hub) => {
+    const log: string[] = [];
+    hub.feed("t", () => {
+      log.push("start");
+      return () => log.push("stop");
+    });
+    assert.deepEqual(log, []);
+    const a = opened(hub, "t", "c1");
+    const b = opened(hub, "t", "c2");
+    opened(hub, "other", "c3");
+    assert.deepEqual(log, ["start"]);
+    await a.body.cancel();
+    assert.deepEqual(log, ["start"]);
+    b.end();
+    assert.deepEqual(log, ["start", "stop"]);
+    opened(hub, "t", "c1");
+    assert.deepEqual(log, ["start", "stop", "start"]);
+  });
+});
+
+Deno.test("a second feed of a topic with readers stops the first and starts at once", async () => {
+  await withHub({}, (hub) => {
+    const log: string[] = [];
+    const feed = (name: string) => () => {
+      log.push(`start ${name}`);
+      return () => log.push(`stop ${name}`);
+    };
+    hub.feed("t", feed("one"));
+    opened(hub, "t", "c");
+    hub.feed("t", feed("two"));
+    assert.deepEqual(log, ["start one", "stop one", "start two"]);
+    hub.stop();
+    assert.deepEqual(log, ["start one", "stop one", "start two", "stop two"]);
+  });
+});
+
+Deno.test("what arrives while a stream catches up goes out after it, in order, each id once", async () => {
+  await withHub({}, async (hub) => {
+    const stream = opened(hub, "t", "c");
+    stream.deliver(3, text("three;"));
+    stream.deliverLatest(text("quote;"));
+    stream.deliver(2, text("two;"));
+    // The catch-up itself: what the store held when the stream opened.
+    stream.deliver(1, text("one-again;"));
+    assert.equal(await queued(stream), "");
+    stream.write(text("one;"));
+    stream.lastId = 2;
+    stream.live();
+    stream.deliver(3, text("three-again;"));
+    stream.deliver(4, text("four;"));
+    assert.equal(await queued(stream), "one;three;quote;four;");
+  });
+});
+
+Deno.test("a reader too far behind has its stream ended and released", async () => {
+  await withHub({ maxQueuedBytes: 10 }, async (hub) => {
+    const stream = opened(hub, "t", "c");
+    stream.live();
+    stream.write(text("0123456789"));
+    assert.equal(hub.size, 1);
+    stream.write(text("x"));
+    assert.equal(hub.size, 0);
+    await assert.rejects(stream.body.getReader().read(), StreamEnded);
+    // Nothing written after the end reaches anyone, and nothing throws.
+    stream.write(text("late"));
+  });
+});
+
+Deno.test("a quiet stream gets a heartbeat from the hub's timer", async () => {
+  await withHub({ heartbeatMs: 40 }, async (hub) => {
+    const stream = opened(hub, "t", "c");
+    stream.live();
+    const { value } = await stream.body.getReader().read();
+    assert.deepEqual(value, HEARTBEAT);
+  });
+});
+
+Deno.test("a heartbeat goes out only after the quiet interval since the last write", async () => {
+  await withHub({}, async (hub) => {
+    const stream = opened(hub, "t", "c");
+    stream.live();
+    stream.write(text("event;"));
+    const wrote = performance.now();
+    stream.heartbeat(wrote, 1000);
+    stream.heartbeat(wrote + 900, 1000);
+    assert.equal(await queued(stream), "event;");
+    stream.heartbeat(performance.now() + 1000, 1000);
+    assert.equal(await queued(stream), new TextDecoder().decode(HEARTBEAT));
+  });
+});
+
+Deno.test("ending a topic's streams closes them for their readers; others stay open", async () => {
+  await withHub({}, async (hub) => {
+    const a = opened(hub, "t", "c1");
+    const other = opened(hub, "u", "c2");
+    a.live();
+    a.write(text("last;"));
+    hub.endAll("t");
+    assert.equal(hub.size, 1);
+    // A stream with bytes still queued is errored rather than left waiting.
+    await assert.rejects(a.body.getReader().read(), StreamEnded);
+    const b = opened(hub, "t", "c1");
+    hub.endAll("t");
+    assert.deepEqual(await b.body.getReader().read(), {
+      done: true,
+      value: undefined,
+    });
+    assert.deepEqual([...hub.readers("u")], [other]);
+  });
+});
+
+Deno.test("an aborted signal ends every stream and the hub refuses new ones", () => {
+  const stopping = new AbortController();
+  const hub = new StreamHub({
+    maxStreams: 10,
+    heartbeatMs: 3_600_000,
+    signal: stopping.signal,
+  });
+  opened(hub, "t", "c1");
+  opened(hub, "u", "c2");
+  stopping.abort();
+  assert.equal(hub.size, 0);
+  assert.equal(hub.open("t", "c1"), "full");
+});
