@@ -1,17 +1,7 @@
 import assert from "node:assert/strict";
 import { createQuoteService } from "../../src/services/quote.ts";
 import { call, CONTENT_TYPE, storeTest } from "../_support/call.ts";
-
-const START = {
-  location: "body",
-  name: "quote",
-  description: "Does not start with a majuscule",
-};
-const END = {
-  location: "body",
-  name: "quote",
-  description: "Does not end properly",
-};
+import { END, START } from "../_support/quote_errors.ts";
 
 storeTest(
   "GET /quote answers the initial quote as a JSON string",
