@@ -6,9 +6,8 @@
 /**
  * `items` rotated so that each round starts further along: over the rounds
  * every server runs early and late alike. A fixed order measured a server's
- * place as well as the server: in one run the p99 of `POST /quote` rose
- * with each place, from 1.01 ms for the first server to 4.34 ms for the
- * sixth, and the CPU per request with it.
+ * place as well as the server: the p99 and the CPU per request rose with
+ * each place (see `bench/results/profiles/round_order.md`).
  */
 export function roundOrder<T>(
   items: readonly T[],

@@ -54,16 +54,16 @@ function writeAll(bytes: Uint8Array): void {
 /**
  * A sink that writes its lines in batches: one write per `delayMs` (or per
  * `maxBytes`) instead of one per line, which doubled the CPU of a
- * `GET /quote` (25.2 µs against 13.1 µs with `--quiet`). It writes what it
+ * `GET /quote` (see `bench/results/profiles/request_log.md`). It writes what it
  * holds when the process ends, `Deno.exit` included (both fire `unload`);
  * `serve.ts` also flushes when `deno serve` stops it.
  *
  * The batch waits as bytes, not as text. Lines kept as one string until
  * the batch was written outlived V8's young collections, and so many
- * survivors made V8 grow its young generation: RSS grew by 22 MB more than
- * with `--quiet` while 100,000 messages were posted. So lines are joined in
- * a short string (one encoding per kilobyte, not one per line, which cost
- * twice as much) that is encoded into the batch before it can age.
+ * survivors made V8 grow its young generation, and RSS with it. So lines
+ * are joined in a short string (one encoding per kilobyte, not one per
+ * line, which cost more) that is encoded into the batch before it can age
+ * (see `bench/results/profiles/request_log.md`).
  */
 export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   const out = options.out ?? writeAll;

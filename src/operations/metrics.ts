@@ -2,8 +2,8 @@
  * Metrics in the Prometheus text format, kept with the least work per
  * request: a request adds to counters found by two map lookups, and the text
  * is built only when scraped. `prom-client` was measured first and left out:
- * its counter and histogram take 1.3 µs per request against 0.12 µs here,
- * over a tenth of a whole `GET /` (see `bench/operations_bench.ts`).
+ * its counter and histogram took ten times as long per request, over a
+ * tenth of a whole `GET /` (see `bench/results/profiles/metrics.md`).
  * @module
  */
 

@@ -1,17 +1,17 @@
 /**
  * Many waits of one length watched by one timer: the request bodies still
- * arriving, the commands waiting for Redis. A timer set and cleared per wait
- * costs about 1.5 µs a pair in Deno 2.9, whose timers are Node's `Timeout`
- * objects: with one per command, a `POST /quote` on Redis took 49.7 µs of
- * CPU against 39.6 µs with one for all, side by side.
+ * arriving, the commands waiting for Redis. Deno 2.9's timers are Node's
+ * `Timeout` objects, so a timer set and cleared per wait is a cost every
+ * request paid; one for all made a `POST /quote` on Redis a fifth cheaper
+ * (see `bench/results/profiles/timers.md`).
  *
  * The waits are a linked list, not a `Map`: a wait is added and removed for
  * every request, and a long-lived `Map` with that churn rebuilds its table
  * every few dozen changes. Once V8 has moved the table to the old
  * generation (after an idle spell, or a spell of other requests), each new
- * table is allocated there too, so every rebuild became old-space garbage:
- * the process grew by 11-14 MB more than plain `Deno.serve` while 200,000
- * messages were posted (`bench/results/profiles/old_space_churn.md`).
+ * table is allocated there too, so every rebuild became old-space garbage
+ * and the process grew well past plain `Deno.serve` while messages were
+ * posted (see `bench/results/profiles/old_space_churn.md`).
  * @module
  */
 
@@ -77,8 +77,9 @@ export class Deadlines<T> {
     if (!link.waiting) return false;
     this.#unlink(link);
     // The timer keeps the process alive only while something waits; it is
-    // cleared at the first check that finds nothing, and toggling it costs
-    // 0.06 µs where clearing and setting it again cost 1.5.
+    // cleared at the first check that finds nothing, and toggling it costs a
+    // small fraction of clearing and setting it again (see
+    // bench/results/profiles/timers.md).
     if (this.#first === undefined) Deno.unrefTimer(this.#timer!);
     return true;
   }
