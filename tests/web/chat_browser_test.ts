@@ -318,7 +318,9 @@ browserTest(
     // A later refusal replaces both.
     await tab.page.getByRole("textbox", { name: "Quote" }).fill("Lowercase");
     await tab.page.getByRole("button", { name: "Set quote" }).click();
-    await alert.filter({ hasNotText: "majuscule" }).waitFor();
+    // Waiting for the old text to go is not enough: the alert is empty
+    // between the click and the answer.
+    await alert.filter({ hasText: /^Does not end properly$/ }).waitFor();
     assert.equal(await alert.innerText(), "Does not end properly");
     assert.deepEqual(tab.watch.errors, []);
   },
