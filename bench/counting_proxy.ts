@@ -37,19 +37,16 @@ export function countingProxy(): CountingProxy {
         length += n;
         text = new TextDecoder().decode(head.subarray(0, length));
       }
-      const target = text.match(/^CONNECT ([^\s:]+):(\d+) /);
-      if (!target) return;
-      upstream = await Deno.connect({
-        hostname: target[1],
-        port: Number(target[2]),
-      });
+      const [, host, port] = text.match(/^CONNECT ([^\s:]+):(\d+) /) ?? [];
+      if (host === undefined) return;
+      upstream = await Deno.connect({ hostname: host, port: Number(port) });
       tunnels.add(upstream);
       await client.write(
         new TextEncoder().encode("HTTP/1.1 200 Connection Established\r\n\r\n"),
       );
       const counted = new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
-          byHost.set(target[1], (byHost.get(target[1]) ?? 0) + chunk.length);
+          byHost.set(host, (byHost.get(host) ?? 0) + chunk.length);
           controller.enqueue(chunk);
         },
       });

@@ -4,12 +4,11 @@
  * @module
  */
 
-/** The middle value of `xs`, or the mean of the two middle ones. */
+/** The middle value of `xs`, or the mean of the two middle ones; NaN when it is empty. */
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2
-    ? s[(s.length - 1) / 2]
-    : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  const upper = s[Math.floor(s.length / 2)] ?? NaN;
+  return s.length % 2 ? upper : ((s[s.length / 2 - 1] ?? NaN) + upper) / 2;
 }
 
 /** The value at fraction `p` (0.5, 0.99) of `sorted` (ascending); NaN when it is empty. */

@@ -141,32 +141,27 @@ for (const [name, start] of servers) {
 
 const names = [...results.keys()];
 const labels = results.get("program")!.map((p) => p.label);
+/** The RSS of server `n` at point `i` (negative: from the end); NaN if it has none there. */
+const mbAt = (n: string, i: number) => results.get(n)?.at(i)?.mb ?? NaN;
 console.log(`| RSS MB | ${names.join(" | ")} |`);
 console.log(`|---|${names.map(() => "--:").join("|")}|`);
 for (const [i, label] of labels.entries()) {
   console.log(
-    `| ${label} | ${
-      names.map((n) => results.get(n)![i].mb.toFixed(1)).join(" | ")
-    } |`,
+    `| ${label} | ${names.map((n) => mbAt(n, i).toFixed(1)).join(" | ")} |`,
   );
 }
 // The growth while messages are posted: from primed to the last message mark.
-const growth = (n: string) => {
-  const points = results.get(n)!;
-  return points[points.length - 2].mb - points[1].mb;
-};
+const growth = (n: string) => mbAt(n, -2) - mbAt(n, 1);
 console.log(
   `| growth, 1,000 to ${MESSAGES.toLocaleString("en-US")} messages | ${
     names.map((n) => growth(n).toFixed(1)).join(" | ")
   } |`,
 );
-const own = results.get("program")!;
-const plainPoints = results.get("plain")!;
 console.log(
   `\nAgainst plain: idle ${
-    (own[0].mb - plainPoints[0].mb).toFixed(1)
+    (mbAt("program", 0) - mbAt("plain", 0)).toFixed(1)
   } MB, primed ${
-    (own[1].mb - plainPoints[1].mb).toFixed(1)
+    (mbAt("program", 1) - mbAt("plain", 1)).toFixed(1)
   } MB (targets: within 5), growth ${
     (growth("program") - growth("plain")).toFixed(1)
   } MB, logged ${
@@ -213,14 +208,14 @@ for (const [name, mbs] of idle) {
 // Heap cost of a user in the memory store, net of the name string itself.
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc) {
-  const names = Array.from({ length: USERS }, (_, i) => `member${i}`);
-  const tokens = names.map(() =>
-    crypto.getRandomValues(new Uint8Array(20)).toHex()
-  );
+  const users = Array.from({ length: USERS }, (_, i) => ({
+    name: `member${i}`,
+    token: crypto.getRandomValues(new Uint8Array(20)).toHex(),
+  }));
   const store = new MemoryStore({ maxUsers: USERS });
   gc();
   const before = Deno.memoryUsage().heapUsed;
-  for (let i = 0; i < USERS; i++) store.registerUser(names[i], tokens[i]);
+  for (const { name, token } of users) store.registerUser(name, token);
   store.listUsers();
   gc();
   const after = Deno.memoryUsage().heapUsed;

@@ -47,9 +47,8 @@ export function netstatCounter(
   // Pairs of lines: "Section: names..." then "Section: values...".
   const lines = text.split("\n");
   for (let i = 0; i + 1 < lines.length; i += 2) {
-    const names = lines[i].split(" ");
-    const at = names.indexOf(name);
-    if (at > 0) return Number(lines[i + 1].split(" ")[at]);
+    const at = lines[i]?.split(" ").indexOf(name) ?? -1;
+    if (at > 0) return Number(lines[i + 1]?.split(" ")[at]);
   }
   return NaN;
 }

@@ -121,10 +121,12 @@ function latencyRow(label: string, probes: Probe[]): string {
 
 /** The most connections open at one moment. */
 function peakOpen(held: HeldConnection[]): number {
-  const events = held.flatMap((c) => [
+  const events = held.flatMap((c): [at: number, delta: number][] => [
     [c.openedAt, 1],
     [c.closedAt ?? Infinity, -1],
-  ]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  ]).sort(([at, delta], [otherAt, otherDelta]) =>
+    at - otherAt || delta - otherDelta
+  );
   let open = 0;
   let peak = 0;
   for (const [, delta] of events) peak = Math.max(peak, open += delta);

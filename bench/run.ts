@@ -210,7 +210,7 @@ async function wrk(
 ): Promise<Omit<Run, "cpuUsPerReq">> {
   const file = await Deno.makeTempFile({ dir: OUT, suffix: ".tmp" });
   await Deno.writeTextFile(file, script.replaceAll("NONCE", `n${++nonce}`));
-  const cmd = [
+  const [program = "wrk", ...args] = [
     ...pin(0),
     "wrk",
     "-t1",
@@ -221,8 +221,8 @@ async function wrk(
     file,
     url,
   ];
-  const out = await new Deno.Command(cmd[0], {
-    args: cmd.slice(1),
+  const out = await new Deno.Command(program, {
+    args,
     stdout: "piped",
     stderr: "piped",
   }).output();

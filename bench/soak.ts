@@ -10,6 +10,7 @@
  */
 
 import { flagsOf, usageError } from "./cli.ts";
+import { percentile } from "./median.ts";
 import { statusMb } from "./proc.ts";
 import {
   type RedisServer,
@@ -243,8 +244,7 @@ interface Sample {
 const samples: Sample[] = [];
 function p99(values: number[]): number {
   if (values.length === 0) return 0;
-  const sorted = values.toSorted((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+  return percentile(values.toSorted((a, b) => a - b), 0.99);
 }
 const sampler = setInterval(() => {
   const taken = latencies;

@@ -7,6 +7,7 @@
  */
 
 import { flagsOf, usageError } from "./cli.ts";
+import { percentile } from "./median.ts";
 import { startRedis } from "../tests/_support/redis_server.ts";
 import { startServer } from "../tests/_support/program.ts";
 
@@ -53,9 +54,7 @@ try {
     delays.push(performance.now() - added);
   }
   delays.sort((a, b) => a - b);
-  const at = (q: number) =>
-    delays[Math.min(delays.length - 1, Math.floor(q * delays.length))]
-      .toFixed(2);
+  const at = (q: number) => percentile(delays, q).toFixed(2);
   console.log(
     `staleness over ${samples} posts (ms from the writer's answer until the other process serves the message): ` +
       `median ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}`,

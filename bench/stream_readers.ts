@@ -7,7 +7,7 @@
  * @module
  */
 
-const [addresses, countText] = Deno.args;
+const [addresses = "", countText] = Deno.args;
 const targets = addresses.split(",").map((address) => {
   const [hostname, port] = address.split(":");
   return { hostname, port: Number(port) };
@@ -25,8 +25,8 @@ const request = new TextEncoder().encode(
   "GET /events HTTP/1.1\r\nHost: bench\r\n\r\n",
 );
 
-async function hold(index: number): Promise<void> {
-  const conn = await Deno.connect(targets[index % targets.length]);
+async function hold(target: Deno.ConnectOptions): Promise<void> {
+  const conn = await Deno.connect(target);
   conns.push(conn);
   await conn.write(request);
   const decoder = new TextDecoder();
@@ -67,7 +67,8 @@ async function hold(index: number): Promise<void> {
 for (let i = 0; i < count; i += 200) {
   await Promise.all(
     Array.from({ length: Math.min(200, count - i) }, (_, j) => {
-      hold(i + j);
+      const target = targets[(i + j) % targets.length];
+      if (target !== undefined) hold(target);
       return new Promise((resolve) => setTimeout(resolve, 0));
     }),
   );

@@ -55,10 +55,10 @@ async function measure(store: string, count: number): Promise<Row> {
     `--max-streams-per-client=${count + 10}`,
     ...(redis ? [`--store=${redis.url}`] : []),
   ];
-  const servers: RunningServer[] = [await startServer(args)];
+  const poster = await startServer(args);
+  const servers: RunningServer[] = [poster];
   if (redis) servers.push(await startServer(args));
   try {
-    const [poster] = servers;
     const token = (await (await fetch(`${poster.url}users`, {
       method: "POST",
       body: "bench",
@@ -87,7 +87,8 @@ async function measure(store: string, count: number): Promise<Row> {
     if (!out.startsWith("ready")) throw new Error(`readers: ${out}`);
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const after = servers.map((s) => rssMb(s.process.pid));
-    const grown = after.reduce((sum, mb, i) => sum + mb - before[i], 0);
+    const total = (mbs: number[]) => mbs.reduce((sum, mb) => sum + mb, 0);
+    const grown = total(after) - total(before);
     const answered = new Map<number, number>();
     // Posts far enough apart that one has reached every reader before the
     // next: each is measured alone, not queued behind the last.
@@ -115,8 +116,10 @@ async function measure(store: string, count: number): Promise<Row> {
     const lastSeen: Record<string, number> = JSON.parse(
       out.slice(out.indexOf("\n") + 1),
     );
-    const delays = [...answered].filter(([id]) => lastSeen[id] !== undefined)
-      .map(([id, at]) => lastSeen[id] - at).sort((a, b) => a - b);
+    const delays = [...answered].flatMap(([id, at]) => {
+      const seen = lastSeen[id];
+      return seen === undefined ? [] : [seen - at];
+    }).sort((a, b) => a - b);
     return {
       store: redis ? "redis, 2 processes" : "memory",
       streams: count,

@@ -350,7 +350,7 @@ Deno.test({
         await waitForScreen(/> half typed/);
         await tmux("send-keys", "-t", "chat", " then sent", "Enter");
         await waitForScreen(/carol: half typed then sent/);
-        assert.equal((await bob.messages())[0].text, "half typed then sent");
+        assert.equal((await bob.messages())[0]?.text, "half typed then sent");
 
         // Backspace removes a whole grapheme cluster (👍🏽 is two code
         // points), and the line is redrawn, wide characters included.
@@ -360,7 +360,7 @@ Deno.test({
         await tmux("send-keys", "-t", "chat", "-l", "語");
         await tmux("send-keys", "-t", "chat", "Enter");
         await waitForScreen(/carol: ok 日語/);
-        assert.equal((await bob.messages())[0].text, "ok 日語");
+        assert.equal((await bob.messages())[0]?.text, "ok 日語");
 
         // Notices do not hide one another: /help and /users both show.
         await tmux("send-keys", "-t", "chat", "/users", "Enter");

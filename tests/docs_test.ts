@@ -100,7 +100,7 @@ Deno.test("fences are found inside list items, with their info string's attribut
       { lang: "md", text: "```console\n", line: 11 },
     ],
   );
-  assert.equal(fences[1].attributes.get("title"), "example.ts");
+  assert.equal(fences[1]?.attributes.get("title"), "example.ts");
 });
 
 Deno.test("a page whose shown output differs from what its command prints fails", async () => {

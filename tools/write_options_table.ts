@@ -35,7 +35,7 @@ const regionPattern = () =>
 
 /** The text between each pair of markers in `page`. */
 export function marked(page: string): string[] {
-  return [...page.matchAll(regionPattern())].map((match) => match[2]);
+  return [...page.matchAll(regionPattern())].map(([, , text = ""]) => text);
 }
 
 /** `page` with `table` between each pair of markers. */

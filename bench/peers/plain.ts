@@ -47,9 +47,10 @@ async function handle(req: Request): Promise<Response> {
       return reply(body ? api.replaceQuote(body) : api.TOO_LARGE);
     }
   }
-  return Object.hasOwn(api.ALLOW, path)
-    ? reply(api.NOT_ALLOWED, { allow: api.ALLOW[path] })
-    : reply(api.NOT_FOUND);
+  const allow = Object.hasOwn(api.ALLOW, path) ? api.ALLOW[path] : undefined;
+  return allow === undefined
+    ? reply(api.NOT_FOUND)
+    : reply(api.NOT_ALLOWED, { allow });
 }
 
 Deno.serve(

@@ -53,10 +53,12 @@ class RouteStats {
     }
     statuses.set(status, (statuses.get(status) ?? 0) + 1);
     let bucket = 0;
-    while (
-      bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]
-    ) bucket++;
-    this.buckets[bucket]++;
+    for (const bound of DURATION_BUCKETS) {
+      if (seconds <= bound) break;
+      bucket++;
+    }
+    // At most DURATION_BUCKETS.length: the last slot, `+Inf`, is always there.
+    this.buckets[bucket]! += 1;
     this.sum += seconds;
     this.count++;
   }
@@ -144,8 +146,10 @@ export class Metrics {
     for (const [route, stats] of routes) {
       const name = `route="${label(route)}"`;
       let cumulative = 0;
-      [...DURATION_BUCKETS, Infinity].forEach((le, i) => {
-        cumulative += stats.buckets[i];
+      stats.buckets.forEach((count, i) => {
+        // The slot past the last bound counts everything slower: `+Inf`.
+        const le = DURATION_BUCKETS[i] ?? Infinity;
+        cumulative += count;
         lines.push(
           `lms_http_request_duration_seconds_bucket{${name},le="${
             value(le)

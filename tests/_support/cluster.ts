@@ -16,19 +16,24 @@ export async function eventually(
   assert.fail(`still not true after ${tries} tries`);
 }
 
+/** `count` programs, one name each. */
+type Programs<N extends 1 | 2> = N extends 1 ? [RunningServer]
+  : [RunningServer, RunningServer];
+
 /**
  * Runs `fn` with one Redis server and `count` programs using it under one
- * prefix; `start` starts one more, stopped with the others.
+ * prefix, given to `fn` as a tuple of `count`; `start` starts one more,
+ * stopped with the others.
  */
-export async function withCluster(
-  count: number,
+export async function withCluster<N extends 1 | 2>(
+  count: N,
   args: string[],
   fn: (
-    servers: RunningServer[],
+    servers: Programs<N>,
     redis: RedisServer,
     start: () => Promise<RunningServer>,
   ) => Promise<void>,
-) {
+): Promise<void> {
   const redis = await startRedis();
   const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
   const servers: RunningServer[] = [];
@@ -44,7 +49,8 @@ export async function withCluster(
   };
   try {
     for (let i = 0; i < count; i++) await start();
-    await fn([...servers], redis, start);
+    // The loop above started `count` of them.
+    await fn([...servers] as Programs<N>, redis, start);
     for (const server of servers.splice(0)) {
       assert.equal(await server.stop(), 0, server.stderr());
     }

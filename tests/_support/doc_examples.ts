@@ -41,34 +41,44 @@ export interface Fence {
  */
 export function fencesOf(markdown: string): Fence[] {
   const fences: Fence[] = [];
-  const lines = markdown.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const open = lines[i].match(/^( *)(`{3,})([^`]*)$/);
-    if (!open) continue;
-    const [, indent, ticks, info] = open;
+  /** The fence being read: its indentation, how it closes, its lines so far. */
+  let open:
+    | { indent: string; close: RegExp; body: string[]; fence: Fence }
+    | undefined;
+  const finish = () => {
+    if (open === undefined) return;
+    open.fence.text = open.body.map((line) => `${line}\n`).join("");
+    fences.push(open.fence);
+    open = undefined;
+  };
+  for (const [i, line] of markdown.split("\n").entries()) {
+    if (open !== undefined) {
+      if (open.close.test(line)) finish();
+      else {
+        open.body.push(
+          line.startsWith(open.indent) ? line.slice(open.indent.length) : line,
+        );
+      }
+      continue;
+    }
+    const [, indent = "", ticks, info = ""] =
+      line.match(/^( *)(`{3,})([^`]*)$/) ?? [];
+    if (ticks === undefined) continue;
     const [lang = "", ...words] = info.trim().split(/\s+/);
     const attributes = new Map<string, string>();
     for (const word of words) {
-      const [key, value = ""] = word.split("=");
+      const [key = "", value = ""] = word.split("=");
       attributes.set(key, value.replace(/^"(.*)"$/, "$1"));
     }
-    const close = new RegExp(`^ *${ticks}\`* *$`);
-    const body: string[] = [];
-    let j = i + 1;
-    while (j < lines.length && !close.test(lines[j])) {
-      body.push(
-        lines[j].startsWith(indent) ? lines[j].slice(indent.length) : lines[j],
-      );
-      j++;
-    }
-    fences.push({
-      lang,
-      attributes,
-      text: body.map((line) => `${line}\n`).join(""),
-      line: i + 1,
-    });
-    i = j;
+    open = {
+      indent,
+      close: new RegExp(`^ *${ticks}\`* *$`),
+      body: [],
+      fence: { lang, attributes, text: "", line: i + 1 },
+    };
   }
+  // A fence left open runs to the end of the page.
+  finish();
   return fences;
 }
 
@@ -81,18 +91,22 @@ export interface Step {
 /** A console block as its commands and what each shows. */
 export function stepsOf(block: string): Step[] {
   const steps: Step[] = [];
-  const lines = block.trimEnd().split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (line.startsWith("$ ")) {
-      let command = line.slice(2);
-      while (command.endsWith("\\") && i + 1 < lines.length) {
-        command = `${command.slice(0, -1)}${lines[++i].trimStart()}`;
-      }
-      steps.push({ command, expected: [] });
+  /** The command whose last line so far ends in `\\`: the next line goes on. */
+  let continued: Step | undefined;
+  for (const line of block.trimEnd().split("\n")) {
+    if (continued !== undefined) {
+      continued.command = `${
+        continued.command.slice(0, -1)
+      }${line.trimStart()}`;
+      if (!continued.command.endsWith("\\")) continued = undefined;
+    } else if (line.startsWith("$ ")) {
+      const step: Step = { command: line.slice(2), expected: [] };
+      steps.push(step);
+      if (step.command.endsWith("\\")) continued = step;
     } else {
-      assert.ok(steps.length > 0, `output before any command: ${line}`);
-      steps.at(-1)!.expected.push(line);
+      const last = steps.at(-1);
+      assert.ok(last !== undefined, `output before any command: ${line}`);
+      last.expected.push(line);
     }
   }
   return steps;
@@ -148,16 +162,17 @@ function hostOf(server: RunningServer): string {
 
 /**
  * Runs the commands in one shell in `cwd`, in order, against `host`, and
- * returns what each printed on standard output. A command that fails (a
- * stream stopped by its time limit aside) fails the page with what it
- * wrote on standard error, since its output alone may look right.
+ * compares what each printed on standard output with what the page shows.
+ * A command that fails (a stream stopped by its time limit aside) fails the
+ * page with what it wrote on standard error, since its output alone may
+ * look right.
  */
 async function runSteps(
   steps: Step[],
   host: string,
   cwd: string,
   where: string,
-): Promise<string[][]> {
+): Promise<void> {
   const script = steps.map((step) => {
     const command = step.command.replaceAll("localhost:8000", host);
     const bounded = isStream(command)
@@ -176,15 +191,16 @@ async function runSteps(
   const outputs = new TextDecoder().decode(stdout).replaceAll("\r", "")
     .split(`${SEPARATOR}\n`);
   assert.equal(outputs.length, steps.length + 1, `${where}: ${errors}`);
-  return steps.map((step, i) => {
-    const [, out, status] = outputs[i].match(/^([^]*?)(\d+)$/)!;
+  for (const [i, step] of steps.entries()) {
+    const [, out = "", status] = outputs[i]?.match(/^([^]*?)(\d+)$/) ?? [];
     const allowed = isStream(step.command) ? [0, TIMED_OUT] : [0];
     assert.ok(
       allowed.includes(Number(status)),
       `${where}: $ ${step.command} exited ${status}\n${errors}`,
     );
-    return out === "" ? [] : out.replace(/\n$/, "").split("\n");
-  });
+    const shown = out === "" ? [] : out.replace(/\n$/, "").split("\n");
+    assertShown(step, shown, where);
+  }
 }
 
 /** What a checkout holds that its copy need not: git, `deno task compile`'s output. */
@@ -256,22 +272,20 @@ export async function runPageExamples(
       }
       if (fence.lang !== "console") continue;
       const steps = stepsOf(fence.text);
-      assert.ok(steps.length > 0, `${where}: a console block with no command`);
-      const flags = ownProgramFlags(steps[0].command);
+      const [first, ...rest] = steps;
+      assert.ok(first, `${where}: a console block with no command`);
+      const flags = ownProgramFlags(first.command);
       if (flags === undefined) {
-        const outputs = await runSteps(steps, await pageHost(), cwd, where);
-        steps.forEach((step, i) => assertShown(step, outputs[i], where));
+        await runSteps(steps, await pageHost(), cwd, where);
       } else {
         assert.deepEqual(
-          steps[0].expected,
+          first.expected,
           [],
           `${where}: a program started for a block shows no output`,
         );
         const own = await startServer(["--quiet", ...flags]);
         try {
-          const rest = steps.slice(1);
-          const outputs = await runSteps(rest, hostOf(own), cwd, where);
-          rest.forEach((step, i) => assertShown(step, outputs[i], where));
+          await runSteps(rest, hostOf(own), cwd, where);
         } finally {
           assert.equal(await own.stop(), 0);
         }

@@ -17,6 +17,8 @@ export interface EventReader {
   next(timeoutMs?: number): Promise<StreamItem | null>;
   /** The next `count` events (comments and retry skipped). */
   events(count: number, timeoutMs?: number): Promise<StreamEvent[]>;
+  /** The next event (comments and retry skipped). */
+  event(timeoutMs?: number): Promise<StreamEvent>;
   /** Stops reading: the server sees the reader leave. */
   close(): Promise<void>;
 }
@@ -65,18 +67,24 @@ export function readEvents(body: ReadableStream<Uint8Array>): EventReader {
     if (item === null) items.unshift(null);
     return item;
   };
+  const events = async (count: number, timeoutMs = 5000) => {
+    const out: StreamEvent[] = [];
+    while (out.length < count) {
+      const item = await next(timeoutMs);
+      if (item === null) {
+        throw new Error(`stream ended after ${out.length} events`);
+      }
+      if (item.type === "event") out.push(item);
+    }
+    return out;
+  };
   return {
     next,
-    async events(count, timeoutMs = 5000) {
-      const out: StreamEvent[] = [];
-      while (out.length < count) {
-        const item = await next(timeoutMs);
-        if (item === null) {
-          throw new Error(`stream ended after ${out.length} events`);
-        }
-        if (item.type === "event") out.push(item);
-      }
-      return out;
+    events,
+    async event(timeoutMs) {
+      const [event] = await events(1, timeoutMs);
+      if (event === undefined) throw new Error("no event");
+      return event;
     },
     async close() {
       await reader.cancel().catch(() => {});

@@ -16,7 +16,11 @@ import net from "node:net";
 /** How a connection idles. */
 export type IdleKind = "silent" | "half-header" | "keep-alive";
 
-const KINDS: IdleKind[] = ["silent", "half-header", "keep-alive"];
+const KINDS: readonly [IdleKind, ...IdleKind[]] = [
+  "silent",
+  "half-header",
+  "keep-alive",
+];
 
 /** Options of {@linkcode idleFlood}. */
 export interface IdleFloodOptions {
@@ -123,7 +127,7 @@ async function hold(options: IdleFloodOptions): Promise<void> {
   let firstError: string | undefined;
   let wake = () => {};
   const open = (index: number) => {
-    const kind = KINDS[index % KINDS.length];
+    const kind = KINDS[index % KINDS.length] ?? KINDS[0];
     const socket = net.connect({
       host: "127.0.0.1",
       port: options.port,
@@ -217,4 +221,8 @@ async function hold(options: IdleFloodOptions): Promise<void> {
   Deno.exit(0);
 }
 
-if (import.meta.main) await hold(JSON.parse(Deno.args[0]));
+if (import.meta.main) {
+  const [options] = Deno.args;
+  if (options === undefined) throw new Error("usage: idle_flood.ts OPTIONS");
+  await hold(JSON.parse(options));
+}

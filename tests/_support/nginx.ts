@@ -110,12 +110,13 @@ export function shippedSeconds(directive: string): number {
   const values = [
     ...text.matchAll(new RegExp(`^\\s*${directive}\\s+(\\d+)s;`, "gm")),
   ];
-  if (values.length !== 1) {
+  const [only] = values;
+  if (only === undefined || values.length > 1) {
     throw new Error(
       `deploy/nginx.conf sets ${directive} ${values.length} times`,
     );
   }
-  return Number(values[0][1]);
+  return Number(only[1]);
 }
 
 /** A running nginx. */

@@ -134,9 +134,12 @@ export async function startServer(
   env: Record<string, string> = {},
   options: StartOptions = {},
 ): Promise<RunningServer> {
-  const command = runCommand(args, options);
-  const process = new Deno.Command(command[0], {
-    args: command.slice(1),
+  const [program = Deno.execPath(), ...programArgs] = runCommand(
+    args,
+    options,
+  );
+  const process = new Deno.Command(program, {
+    args: programArgs,
     cwd: options.cwd ?? options.root ?? ROOT,
     clearEnv: options.clearEnv,
     env: options.workers === undefined
@@ -161,10 +164,11 @@ export async function startServer(
   }
   clearTimeout(deadline);
   // deno serve --parallel tags each line with its worker.
-  const banner = out.split("\n")[0].replace(/^\[serve-worker-\d+ *\] /, "");
+  const [firstLine = ""] = out.split("\n");
+  const banner = firstLine.replace(/^\[serve-worker-\d+ *\] /, "");
   // Found anywhere in the line: with --log-format=json it is a JSON message.
-  const match = banner.match(/Listening on (http:\/\/[^ ]+\/) /);
-  if (!match) {
+  const [, url] = banner.match(/Listening on (http:\/\/[^ ]+\/) /) ?? [];
+  if (url === undefined) {
     await process.status;
     await errDone;
     throw new Error(
@@ -176,7 +180,7 @@ export async function startServer(
     while (!(await lines.read()).done);
   })();
   return {
-    url: match[1],
+    url,
     banner,
     process,
     stderr: () => errText,

@@ -42,7 +42,7 @@ Deno.test("childrenOf: the processes a process started, and no others", async ()
         .sort(),
       children.map((c) => c.pid).sort(),
     );
-    assert.deepEqual(childrenOf(children[0].pid), []);
+    for (const child of children) assert.deepEqual(childrenOf(child.pid), []);
   } finally {
     for (const child of children) {
       child.kill();

@@ -27,7 +27,7 @@ Deno.test({
     assert.equal(code, 0, new TextDecoder().decode(stderr));
     const figure = (label: string) =>
       out.split("\n").find((line) => line.startsWith(`| ${label} |`))
-        ?.split("|")[2].trim();
+        ?.split("|")[2]?.trim();
     assert.equal(figure("connections opened"), "300", out);
     assert.equal(figure("most open at once"), "300", out);
     assert.equal(figure("closed by the proxy"), "300", out);

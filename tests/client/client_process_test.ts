@@ -116,7 +116,7 @@ Deno.test("past the rate limit a write fails as ServiceError 429 with the envelo
     );
     assert.ok(error instanceof ServiceError);
     assert.equal(error.status, 429);
-    assert.equal(error.errors[0].name, "rate");
+    assert.equal(error.errors[0]?.name, "rate");
     assert.equal(error.retryAfterSeconds, 600);
     assert.equal(await quote.get(), "First.", "reads are never limited");
   } finally {

@@ -23,8 +23,8 @@ function instructions(): [string, string][] {
     .split("\n")
     .filter((line) => line.trim() !== "" && !line.startsWith("#"))
     .map((line) => {
-      const [keyword] = line.split(" ", 1);
-      return [keyword, line.slice(keyword.length).trim()];
+      const at = line.indexOf(" ");
+      return at < 0 ? [line, ""] : [line.slice(0, at), line.slice(at).trim()];
     });
 }
 
@@ -32,10 +32,16 @@ function all(keyword: string): string[] {
   return instructions().filter(([k]) => k === keyword).map(([, rest]) => rest);
 }
 
+/** The one `keyword` instruction's text; fails if there is none or more. */
+function only(keyword: string): string {
+  const [value, ...others] = all(keyword);
+  assert.ok(value !== undefined && others.length === 0, `one ${keyword}`);
+  return value;
+}
+
 /** The ENTRYPOINT, in its JSON form. */
 function entrypoint(): string[] {
-  const [value] = all("ENTRYPOINT");
-  return JSON.parse(value);
+  return JSON.parse(only("ENTRYPOINT"));
 }
 
 /** The ENV the image sets. */
@@ -50,7 +56,7 @@ function imageEnv(): Record<string, string> {
 
 /** The HEALTHCHECK's command, asking on `port` instead of 8000. */
 function healthCheck(port: number): string[] {
-  const [value] = all("HEALTHCHECK");
+  const value = only("HEALTHCHECK");
   const command: string[] = JSON.parse(value.slice(value.indexOf("CMD ") + 4));
   return command.map((word) => word.replaceAll("/8000", `/${port}`));
 }
@@ -93,7 +99,9 @@ Deno.test("deploy/Containerfile's ENTRYPOINT runs the program with the start tas
     "--port=0",
   ]);
   const check = async () => {
-    const [program, ...args] = healthCheck(Number(new URL(server.url).port));
+    const [program = "", ...args] = healthCheck(
+      Number(new URL(server.url).port),
+    );
     return (await new Deno.Command(program, {
       args,
       stderr: "null",

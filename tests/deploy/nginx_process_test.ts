@@ -125,7 +125,7 @@ proxyTest(
           type: "retry",
           ms: 1000,
         });
-        assert.equal((await quotes.events(1))[0].data, '"Not set, yet !"');
+        assert.equal((await quotes.event()).data, '"Not set, yet !"');
         // Posted only once both streams are open: what arrives is live.
         await from("127.0.0.2", proxy.url, {
           method: "POST",
@@ -137,14 +137,14 @@ proxyTest(
           body: "Live too.",
         });
         // Within 5 s, not whenever a proxy buffer fills.
-        const [message] = await messageReader.events(1, 5000);
+        const message = await messageReader.event(5000);
         assert.equal(message.id, "1");
         assert.deepEqual(JSON.parse(message.data), {
           text: "live",
           color: "black",
           user: "bob",
         });
-        const [quote] = await quotes.events(1, 5000);
+        const quote = await quotes.event(5000);
         assert.equal(quote.data, '"Live too."');
       } finally {
         await messageReader.close();
@@ -468,7 +468,7 @@ Deno.test({
           (await fetch(`${proxy.tlsUrl}quote/events`, { client })).body!,
         );
         try {
-          assert.equal((await events.events(1))[0].data, '"Not set, yet !"');
+          assert.equal((await events.event()).data, '"Not set, yet !"');
           const posted = await fetch(`${proxy.tlsUrl}quote`, {
             client,
             method: "POST",
@@ -480,7 +480,7 @@ Deno.test({
             "max-age=31536000",
           );
           assert.equal(
-            (await events.events(1, 5000))[0].data,
+            (await events.event(5000)).data,
             '"Sealed in transit."',
           );
         } finally {

@@ -25,9 +25,9 @@ function settings(): [string, string][] {
 }
 
 function setting(key: string): string {
-  const values = settings().filter(([k]) => k === key);
-  assert.equal(values.length, 1, `one ${key}=`);
-  return values[0][1];
+  const [only, ...others] = settings().filter(([k]) => k === key);
+  assert.ok(only !== undefined && others.length === 0, `one ${key}=`);
+  return only[1];
 }
 
 /**
@@ -63,8 +63,8 @@ async function startUnit(
   const env: Record<string, string> = {};
   for (const [key, value] of settings()) {
     if (key !== "Environment") continue;
-    const [name, ...rest] = value.split("=");
-    env[name] = rest.join("=");
+    const at = value.indexOf("=");
+    env[value.slice(0, at)] = value.slice(at + 1);
   }
   env.DENO_DIR = installation.denoDir;
   env.LMS_FLAGS = flags;

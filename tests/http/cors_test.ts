@@ -65,7 +65,7 @@ Deno.test("a preflight from an allowed origin is 204 with the route's methods an
       ["/", "GET, HEAD, POST"],
       ["/quote", "GET, HEAD, POST"],
       ["/events", "GET, HEAD"],
-    ]
+    ] as const
   ) {
     const res = await call(handler, "OPTIONS", path, preflight(ALLOWED));
     assert.equal(res.status, 204, path);

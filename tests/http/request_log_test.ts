@@ -18,7 +18,7 @@ Deno.test("lines are written together, in order, once the delay has passed", asy
   await new Promise((resolve) => setTimeout(resolve, 60));
   assert.equal(writes.length, 1, "one write for the batch");
   assert.deepEqual(
-    writes[0].split("\n"),
+    writes[0]?.split("\n"),
     [...Array.from({ length: 100 }, (_, i) => `line ${i}`), ""],
   );
 });
@@ -83,13 +83,13 @@ Deno.test("the request log, as createHandler's onResponse, logs method, path wit
     new Request("http://h/quote", { method: "POST", body: "Quiet, please." }),
   );
   sink.flush();
-  const lines = writes.join("").split("\n");
+  const [first = "", second = "", ...rest] = writes.join("").split("\n");
   assert.match(
-    lines[0],
+    first,
     /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z GET \/users 401 \d+\.\d\dms$/,
   );
-  assert.match(lines[1], /Z POST \/quote 200 \d+\.\d\dms$/);
-  assert.deepEqual(lines.slice(2), [""]);
+  assert.match(second, /Z POST \/quote 200 \d+\.\d\dms$/);
+  assert.deepEqual(rest, [""]);
   assert.ok(!writes.join("").includes("f".repeat(40)));
   assert.ok(!writes.join("").includes("Quiet"));
 });

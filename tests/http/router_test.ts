@@ -66,7 +66,7 @@ Deno.test("a method the path does not serve is 405 with Allow", async () => {
       ["OPTIONS", "/", "GET, HEAD, POST"],
       ["GET", "/echo", "POST"],
       ["HEAD", "/echo", "POST"],
-    ]
+    ] as const
   ) {
     const res = await call(router, method, path);
     assert.equal(res.status, 405, `${method} ${path}`);

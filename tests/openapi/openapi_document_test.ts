@@ -151,7 +151,7 @@ Deno.test("every answer of the running program matches the document", async () =
       const refused = await call(method, path, body, limitedToken, client) as {
         errors: { name: string }[];
       };
-      assert.equal(refused.errors[0].name, "rate", `${method} ${path}`);
+      assert.equal(refused.errors[0]?.name, "rate", `${method} ${path}`);
     }
 
     // 404 and 405 on any path, as the shared responses describe them.
@@ -160,7 +160,7 @@ Deno.test("every answer of the running program matches the document", async () =
         ["GET", "/nowhere", "NotFound"],
         ["PUT", "/quote", "MethodNotAllowed"],
         ["DELETE", "/", "MethodNotAllowed"],
-      ]
+      ] as const
     ) {
       const res = await fetch(`${server.url}${path.slice(1)}`, { method });
       const described = doc.components.responses[name];
@@ -171,8 +171,7 @@ Deno.test("every answer of the running program matches the document", async () =
       assert.equal(
         Object.values(
           media.examples as Record<string, { value: { status: number } }>,
-        )[0]
-          .value.status,
+        )[0]?.value.status,
         res.status,
       );
       for (const header of Object.keys(described.headers ?? {})) {
@@ -210,13 +209,13 @@ Deno.test("every answer of the running program matches the document", async () =
       const tooMany = await call("GET", path, undefined, undefined, "a") as {
         errors: { name: string }[];
       };
-      assert.equal(tooMany.errors[0].name, "events");
+      assert.equal(tooMany.errors[0]?.name, "events");
     }
     await open("/events", "b");
     const full = await call("GET", "/events", undefined, undefined, "c") as {
       errors: { name: string }[];
     };
-    assert.equal(full.errors[0].name, "events");
+    assert.equal(full.errors[0]?.name, "events");
     for (const body of streams) await body.cancel();
 
     // Every operation's success answer was seen, and every documented

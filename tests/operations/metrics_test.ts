@@ -22,19 +22,21 @@ async function scrape(handler: Handler): Promise<Map<string, number>> {
   const typed = new Set<string>();
   for (const line of (await res.text()).split("\n")) {
     if (line === "") continue;
-    const type = line.match(/^# TYPE (\w+) (counter|gauge|histogram)$/);
-    if (type) {
-      assert.ok(!typed.has(type[1]), `${type[1]} typed twice`);
-      typed.add(type[1]);
+    const [, typedName] =
+      line.match(/^# TYPE (\w+) (counter|gauge|histogram)$/) ?? [];
+    if (typedName !== undefined) {
+      assert.ok(!typed.has(typedName), `${typedName} typed twice`);
+      typed.add(typedName);
       continue;
     }
     if (line.startsWith("# HELP ")) continue;
-    const sample = line.match(/^(lms_\w+(?:\{[^}]*\})?) (\S+)$/);
-    assert.ok(sample, `not a sample line: ${line}`);
-    assert.ok(!samples.has(sample[1]), `${sample[1]} twice`);
-    const value = Number(sample[2]);
+    const [, series, text] = line.match(/^(lms_\w+(?:\{[^}]*\})?) (\S+)$/) ??
+      [];
+    assert.ok(series !== undefined, `not a sample line: ${line}`);
+    assert.ok(!samples.has(series), `${series} twice`);
+    const value = Number(text);
     assert.ok(Number.isFinite(value), line);
-    samples.set(sample[1], value);
+    samples.set(series, value);
   }
   return samples;
 }
@@ -86,10 +88,11 @@ Deno.test("each route's histogram agrees with its counters: cumulative buckets, 
       samples.get(
         `lms_http_request_duration_seconds_bucket{route="${route}",le="${le}"}`,
       )!;
-    const bounds = [...DURATION_BUCKETS.map(String), "+Inf"];
-    for (let i = 1; i < bounds.length; i++) {
-      assert.ok(bucket(bounds[i]) >= bucket(bounds[i - 1]), route);
-    }
+    const counts = [...DURATION_BUCKETS.map(String), "+Inf"].map(bucket);
+    counts.reduce((previous, count) => {
+      assert.ok(count >= previous, route);
+      return count;
+    });
     const count = samples.get(
       `lms_http_request_duration_seconds_count{route="${route}"}`,
     );

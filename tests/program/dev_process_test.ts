@@ -8,9 +8,9 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.test(`deno task dev: ${signal} ends the watcher too`, async () => {
     // The task's own command line: `LMS_WATCH=1 deno run --watch ... main.ts`.
-    const [assignment, deno, ...args] = config.tasks.dev.split(" ");
+    const [assignment = "", deno, ...args] = config.tasks.dev.split(" ");
     assert.equal(deno, "deno");
-    const [name, value] = assignment.split("=");
+    const [name = "", value = ""] = assignment.split("=");
     const child = new Deno.Command(Deno.execPath(), {
       args: [...args, "--port=0", "--hostname=127.0.0.1", "--quiet"],
       cwd: ROOT,

@@ -55,7 +55,9 @@ Deno.test("an unreachable store is answered 503 by every way of building the ser
     [2, "GET", "/quote"],
   ];
   for (const [index, method, path] of calls) {
-    const res = await call(handlers[index], method, path, {
+    const handler = handlers[index];
+    assert.ok(handler);
+    const res = await call(handler, method, path, {
       body: method === "POST" ? "alice" : undefined,
     });
     assert.equal(res.status, 503, `${index} ${method} ${path}`);

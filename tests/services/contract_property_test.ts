@@ -157,11 +157,9 @@ class Model {
 
   /** A credential the service handed out (still valid or not), chosen by `who`; a made-up one when `who` is negative or none was handed out. */
   credential(who: number): string {
-    const given = [...this.credentials.values()];
-    if (who < 0 || given.length === 0) {
-      return "nobody-0000000000000000000000000000000000000000";
-    }
-    return given[who % given.length];
+    // A negative `who`, or none handed out, finds no index: the made-up one.
+    return [...this.credentials.values()][who % this.credentials.size] ??
+      "nobody-0000000000000000000000000000000000000000";
   }
 
   authenticated(who: number): string | null {
@@ -400,11 +398,20 @@ storeTest(
                   .token,
               );
             }
+            const nameOf = (who: number) => {
+              const name = knownNames[who];
+              assert.ok(name !== undefined, `no known name ${who}`);
+              return name;
+            };
             const answers = await Promise.all(actions.map((action, i) => {
               if (action.kind === "register") {
                 return call(handler, "POST", "/users", { body: action.name });
               }
-              const token = tokens.get(knownNames[action.who])!;
+              const token = tokens.get(nameOf(action.who));
+              assert.ok(
+                token !== undefined,
+                "each known name starts registered",
+              );
               if (action.kind === "unregister") {
                 return call(handler, "DELETE", "/users", { token });
               }
@@ -418,6 +425,7 @@ storeTest(
             const posted: string[] = [];
             for (const [i, action] of actions.entries()) {
               const answer = answers[i];
+              assert.ok(answer, `no answer to action ${i}`);
               if (action.kind === "register") {
                 if (answer.status === 200) {
                   assert.ok(
@@ -428,7 +436,7 @@ storeTest(
                 } else assert.equal(answer.status, 400);
               } else if (action.kind === "unregister") {
                 if (answer.status === 200) {
-                  const name = knownNames[action.who];
+                  const name = nameOf(action.who);
                   assert.ok(!leftNow.has(name), `${name} removed twice`);
                   leftNow.add(name);
                 } else assert.equal(answer.status, 401);

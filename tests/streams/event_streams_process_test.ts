@@ -47,7 +47,7 @@ Deno.test("curl-style: a post on the wire reaches an open stream as one event wi
       body: '{"text":"hello"}',
     });
     assert.equal(posted.status, 200);
-    const [event] = await reader.events(1);
+    const event = await reader.event();
     assert.equal(event.id, "1");
     assert.deepEqual(JSON.parse(event.data), {
       text: "hello",

@@ -149,9 +149,9 @@ browserTest(
       );
     for (const tab of [ann, bob]) {
       await messageIn(tab, "Alarm").waitFor({ timeout: LIVE_MS });
-      const [r, g, b] = await colorOf(tab, "Alarm");
+      const [r = 0, g = 0, b = 0] = await colorOf(tab, "Alarm");
       assert.ok(r > 150 && g < 120 && b < 120, `red shows red: ${[r, g, b]}`);
-      const [r2, g2] = await colorOf(tab, "Hello Bob");
+      const [r2 = 0, g2 = 0] = await colorOf(tab, "Hello Bob");
       assert.ok(!(r2 > 150 && g2 < 120), `black is not red: ${[r2, g2]}`);
     }
 

@@ -14,7 +14,7 @@ async function sha256(text: string): Promise<string> {
 /** The text of every `<tag ...>…</tag>` in `html`. */
 function inline(html: string, tag: string): string[] {
   return [...html.matchAll(new RegExp(`<${tag}[^>]*>([^]*?)</${tag}>`, "g"))]
-    .map((match) => match[1]);
+    .map(([, text = ""]) => text);
 }
 
 Deno.test("GET /chat is one HTML page whose policy allows only its own inline style and script", async () => {
@@ -31,15 +31,15 @@ Deno.test("GET /chat is one HTML page whose policy allows only its own inline st
   );
   assert.deepEqual(directives.get("default-src"), ["'none'"]);
   assert.deepEqual(directives.get("connect-src"), ["'self'"]);
-  const scripts = inline(res.text, "script");
-  const styles = inline(res.text, "style");
-  assert.equal(scripts.length, 1);
-  assert.equal(styles.length, 1);
+  const [script, ...otherScripts] = inline(res.text, "script");
+  const [style, ...otherStyles] = inline(res.text, "style");
+  assert.ok(script !== undefined && otherScripts.length === 0, "one script");
+  assert.ok(style !== undefined && otherStyles.length === 0, "one style");
   assert.deepEqual(directives.get("script-src"), [
-    `'sha256-${await sha256(scripts[0])}'`,
+    `'sha256-${await sha256(script)}'`,
   ]);
   assert.deepEqual(directives.get("style-src"), [
-    `'sha256-${await sha256(styles[0])}'`,
+    `'sha256-${await sha256(style)}'`,
   ]);
   assert.equal(res.headers.get("x-content-type-options"), "nosniff");
 });
@@ -51,7 +51,7 @@ Deno.test("the page loads nothing from elsewhere and has no inline event handler
   assert.doesNotMatch(text, /innerHTML|outerHTML|insertAdjacentHTML/);
   assert.match(text, /EventSource\("\/events"\)|follow\("\/events"/);
   // The script's import is inlined: a module import would load a file.
-  const [script] = inline(text, "script");
+  const [script = ""] = inline(text, "script");
   assert.doesNotMatch(script, /^\s*import\b/m);
   assert.match(script, /function headerValue\(/);
 });
