@@ -210,7 +210,8 @@ async function readChunks(
     chunks.push(value);
   }
   if (expected >= 0 && total < expected) throw new Error("cut short");
-  if (chunks.length === 1) return chunks[0];
+  const [first, ...more] = chunks;
+  if (first !== undefined && more.length === 0) return first;
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {

@@ -30,22 +30,17 @@ export class Ring {
   /** The newest `limit` items, oldest first. */
   oldestFirst(limit: number): string[] {
     const count = Math.min(limit, this.#size);
-    const out = new Array<string>(count);
-    const start = this.#next - count + this.capacity;
-    for (let i = 0; i < count; i++) {
-      out[i] = this.#items[(start + i) % this.capacity];
-    }
-    return out;
+    const start = this.#next - count;
+    // Slices rather than indexing: every slot in range holds an item.
+    return start >= 0
+      ? this.#items.slice(start, this.#next)
+      : this.#items.slice(start + this.capacity).concat(
+        this.#items.slice(0, this.#next),
+      );
   }
 
   /** The newest `limit` items, newest first. */
   newest(limit: number): string[] {
-    const count = Math.min(limit, this.#size);
-    const out = new Array<string>(count);
-    for (let i = 0; i < count; i++) {
-      out[i] =
-        this.#items[(this.#next - 1 - i + this.capacity) % this.capacity];
-    }
-    return out;
+    return this.oldestFirst(limit).reverse();
   }
 }

@@ -130,6 +130,8 @@ export class SettledWrites {
   #periodCount = 0;
   /** One period per check; the first is the oldest whose records are kept. */
   #periods: Period[];
+  /** The newest period, the one new writes go in: always the last of `#periods`. */
+  #current: Period;
   /** Keys of records nothing can ask for any more, to delete. */
   #unneeded: string[] = [];
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
@@ -151,7 +153,8 @@ export class SettledWrites {
       "",
     );
     this.records = `${options.prefix}writes:${id}:`;
-    this.#periods = [this.#period()];
+    this.#current = this.#period();
+    this.#periods = [this.#current];
   }
 
   #period(): Period {
@@ -184,7 +187,7 @@ export class SettledWrites {
     args: readonly string[],
     allowance?: Allowance,
   ): Promise<string> {
-    const period = this.#periods[this.#periods.length - 1];
+    const period = this.#current;
     const fence = Math.floor(
       Date.now() + this.#clock.offset + this.#windowMs,
     );
@@ -301,15 +304,18 @@ export class SettledWrites {
    * a grace). Called once a second, after a clock reading.
    */
   async tick(): Promise<void> {
-    this.#periods.push(this.#period());
+    this.#current = this.#period();
+    this.#periods.push(this.#current);
     const passed = Date.now() + this.#clock.offset - this.#clock.error -
       FENCE_GRACE_MS;
-    while (
-      this.#periods.length > 1 && this.#periods[0].unsettled === 0 &&
-      this.#periods[0].lastFence < passed
+    for (
+      let oldest = this.#periods[0];
+      oldest !== undefined && oldest !== this.#current &&
+      oldest.unsettled === 0 && oldest.lastFence < passed;
+      oldest = this.#periods[0]
     ) {
-      const { used, key } = this.#periods.shift()!;
-      if (used) this.#unneeded.push(key);
+      this.#periods.shift();
+      if (oldest.used) this.#unneeded.push(oldest.key);
     }
     if (this.#unneeded.length === 0) return;
     const keys = this.#unneeded.splice(0);
