@@ -77,9 +77,8 @@ export async function connect(
     // The store times every command itself, with one timer for all (its
     // command timeout, 1 s by default). node-redis's own default, 5 s, arms
     // an AbortSignal.timeout per command that it stops heeding once the
-    // command is written but that stays armed for the 5 s: under 25,000
-    // writes a second that held the process at 393 MB against 140 MB
-    // without, and cost a third of the throughput.
+    // command is written but that stays armed for the 5 s, which held far
+    // more memory under load (see bench/results/profiles/redis_writes.md).
     commandOptions: { timeout: 0 },
     socket: {
       connectTimeout: options.connectTimeoutMs,

@@ -13,8 +13,8 @@
  * are not fenced.
  *
  * The connection runs them by SHA1 (EVALSHA, falling back to EVAL when Redis
- * has not seen them) rather than sending their text every time: measured
- * side by side, registration went from 16,285 to 17,799 requests/s.
+ * has not seen them) rather than sending their text every time, which is
+ * faster (see bench/results/profiles/redis_writes.md).
  * @module
  */
 
