@@ -25,9 +25,13 @@ import { TokenBuckets } from "./token_buckets.ts";
  *
  * @example A store with a longer history
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, MemoryStore } from "@lms/light-messaging";
  * const store = new MemoryStore({ history: 1000, maxUsers: 10 });
  * const handler = createHandler({ store });
+ * store.setQuote("Kept in memory.");
+ * const res = await handler(new Request("http://localhost/quote"));
+ * assert.equal(await res.json(), "Kept in memory.");
  * ```
  */
 export class MemoryStore implements Store {

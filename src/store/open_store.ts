@@ -47,9 +47,12 @@ export function isStoreSpec(spec: string): boolean {
  *
  * @example The memory store
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createHandler, openStore } from "@lms/light-messaging";
  * const store = await openStore({ store: "memory", history: 200 });
  * const handler = createHandler({ store });
+ * const res = await handler(new Request("http://localhost/"));
+ * assert.deepEqual(await res.json(), []);
  * await store.close();
  * ```
  */

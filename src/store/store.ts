@@ -17,9 +17,10 @@ import { checkWithin, type WholeLimit } from "./whole_range.ts";
  *
  * @example Awaiting either
  * ```ts
+ * import assert from "node:assert/strict";
  * import { type Awaitable, MemoryStore } from "@lms/light-messaging";
  * const quote: Awaitable<string> = new MemoryStore().getQuote();
- * console.log(await quote);
+ * assert.equal(await quote, "Not set, yet !");
  * ```
  */
 export type Awaitable<T> = T | Promise<T>;
@@ -29,10 +30,12 @@ export type Awaitable<T> = T | Promise<T>;
  *
  * @example Registering twice
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore, type RegisterResult } from "@lms/light-messaging";
  * const store = new MemoryStore();
- * const first: RegisterResult = await store.registerUser("ann", "t1"); // "registered"
- * const again: RegisterResult = await store.registerUser("ann", "t2"); // "exists"
+ * const first: RegisterResult = await store.registerUser("ann", "t1");
+ * const again: RegisterResult = await store.registerUser("ann", "t2");
+ * assert.deepEqual([first, again], ["registered", "exists"]);
  * ```
  */
 export type RegisterResult = "registered" | "exists" | "full";
@@ -42,6 +45,7 @@ export type RegisterResult = "registered" | "exists" | "full";
  *
  * @example A store that counts its posts
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore, type Store } from "@lms/light-messaging";
  * class CountingStore extends MemoryStore implements Store {
  *   posts = 0;
@@ -50,6 +54,9 @@ export type RegisterResult = "registered" | "exists" | "full";
  *     return super.addMessage(message);
  *   }
  * }
+ * const store = new CountingStore();
+ * store.addMessage('{"text":"hi"}');
+ * assert.equal(store.posts, 1);
  * ```
  */
 export interface Store {
@@ -118,9 +125,14 @@ export interface Store {
  *
  * @example The messages after id 3
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore, type StoredMessage } from "@lms/light-messaging";
- * const { messages } = await new MemoryStore().recentMessages(3);
- * const ids = messages.map((m: StoredMessage) => m.id);
+ * const store = new MemoryStore();
+ * for (const text of ["a", "b", "c", "d", "e"]) {
+ *   store.addMessage(JSON.stringify({ text }));
+ * }
+ * const { messages } = await store.recentMessages(3);
+ * assert.deepEqual(messages.map((m: StoredMessage) => m.id), [4, 5]);
  * ```
  */
 export interface StoredMessage {
@@ -135,9 +147,15 @@ export interface StoredMessage {
  *
  * @example Catching up after message 7
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore, type RecentMessages } from "@lms/light-messaging";
- * const recent: RecentMessages = await new MemoryStore().recentMessages(7);
- * console.log(recent.missed, recent.messages.map((m) => m.id));
+ * const store = new MemoryStore({ history: 5 });
+ * for (let i = 1; i <= 20; i++) store.addMessage(JSON.stringify({ text: `${i}` }));
+ * const recent: RecentMessages = await store.recentMessages(7);
+ * // Ids 8 to 15 have left the history of 5; 16 to 20 are sent.
+ * assert.equal(recent.missed, 8);
+ * assert.deepEqual(recent.messages.map((m) => m.id), [16, 17, 18, 19, 20]);
+ * assert.equal(recent.newestId, 20);
  * ```
  */
 export interface RecentMessages {
@@ -157,11 +175,15 @@ export interface RecentMessages {
  *
  * @example Following changes
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore, type StoreEvent } from "@lms/light-messaging";
  * const store = new MemoryStore();
- * const stop = store.subscribe((event: StoreEvent) => console.log(event.kind));
+ * const seen: string[] = [];
+ * const stop = store.subscribe((event: StoreEvent) => seen.push(event.kind));
  * store.setQuote("Hello!");
  * stop();
+ * store.setQuote("Again!");
+ * assert.deepEqual(seen, ["quote"]);
  * ```
  */
 export type StoreEvent =
@@ -174,9 +196,12 @@ export type StoreEvent =
  *
  * @example A small store
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore, type StoreLimits } from "@lms/light-messaging";
- * const limits: StoreLimits = { history: 10, maxUsers: 3 };
- * new MemoryStore(limits);
+ * const limits: StoreLimits = { history: 10, maxUsers: 1 };
+ * const store = new MemoryStore(limits);
+ * assert.equal(store.registerUser("ann", "t1"), "registered");
+ * assert.equal(store.registerUser("bob", "t2"), "full");
  * ```
  */
 export interface StoreLimits {
@@ -242,9 +267,12 @@ export class StoreUnavailableError extends Error {
  *
  * @example Five writes at once, then one every ten seconds
  * ```ts
- * import { type Allowance, MemoryStore } from "@lms/light-messaging";
+ * import assert from "node:assert/strict";
+ * import { type Allowance, MemoryStore, RateLimited } from "@lms/light-messaging";
  * const allowance: Allowance = { client: "192.0.2.7", rate: { burst: 5, periodMs: 10_000 } };
- * await new MemoryStore().setQuote("Hello!", allowance);
+ * const store = new MemoryStore();
+ * for (let i = 0; i < 5; i++) await store.setQuote("Hello!", allowance);
+ * assert.throws(() => store.setQuote("Sixth!", allowance), RateLimited);
  * ```
  */
 export interface Allowance {
@@ -263,12 +291,13 @@ export interface Allowance {
  * import { MemoryStore, RateLimited } from "@lms/light-messaging";
  * const store = new MemoryStore();
  * const allowance = { client: "c", rate: { burst: 1, periodMs: 60_000 } };
+ * import assert from "node:assert/strict";
  * await store.setQuote("One.", allowance);
- * try {
- *   await store.setQuote("Two.", allowance);
- * } catch (error) {
- *   console.assert(error instanceof RateLimited && error.waitMs > 0);
- * }
+ * await assert.rejects(
+ *   async () => await store.setQuote("Two.", allowance),
+ *   (error) => error instanceof RateLimited && error.waitMs > 0,
+ * );
+ * assert.equal(await store.getQuote(), "One.");
  * ```
  */
 export class RateLimited extends Error {

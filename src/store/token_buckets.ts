@@ -10,8 +10,14 @@
  *
  * @example Five at once, then one every ten seconds
  * ```ts
- * import type { RateLimit } from "@lms/light-messaging";
+ * import assert from "node:assert/strict";
+ * import { createHandler, type RateLimit } from "@lms/light-messaging";
  * const rate: RateLimit = { burst: 5, periodMs: 10_000 };
+ * const handler = createHandler({ rateLimit: rate });
+ * const post = () =>
+ *   handler(new Request("http://localhost/quote", { method: "POST", body: "Hi!" }));
+ * for (let i = 0; i < 5; i++) assert.equal((await post()).status, 200);
+ * assert.equal((await post()).status, 429);
  * ```
  */
 export interface RateLimit {
