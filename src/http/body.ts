@@ -57,6 +57,17 @@ export interface BodyReader {
  * made 2,000 clients that declared 64 KiB and sent one byte cost 157 KB each.
  */
 const FIRST_READ_BYTES = 4096;
+/**
+ * The least room a read of a chunked body may offer. Deno 2.9's HTTP/1
+ * server decodes the chunk framing only within the room the reader gives
+ * it: room too small for the next chunk-size line (with a byte of data) or
+ * for the final `0\r\n\r\n` is never filled, although every byte has
+ * arrived, and the read waits for the deadline. Deno refuses chunk-size
+ * lines over 4,096 bytes, so twice that holds any it accepts, and a trailer
+ * section of up to 8 KB
+ * ([chunked_body_hang.md](../../bench/results/profiles/chunked_body_hang.md)).
+ */
+const CHUNKED_ROOM_BYTES = 8192;
 const EMPTY = new Uint8Array(0);
 
 /** Ends a read with `error`, once it is no longer waited for. */
@@ -170,14 +181,22 @@ async function readAll(
   }
   const reader = byob;
   onGiveUp(() => reader.releaseLock());
-  const capacity = expected >= 0 ? expected : maxBytes + 1;
-  let buffer = new ArrayBuffer(Math.min(capacity, FIRST_READ_BYTES));
+  // A declared body is framed by its length alone, so any room will do and
+  // the buffer ends at that length. A chunked one always gets room for its
+  // framing, even past the limit, so that its end can be seen.
+  const room = expected >= 0 ? 1 : CHUNKED_ROOM_BYTES;
+  const capacity = expected >= 0 ? expected : maxBytes + room;
+  let buffer = new ArrayBuffer(
+    Math.min(capacity, Math.max(FIRST_READ_BYTES, room)),
+  );
   let filled = 0;
   for (;;) {
-    if (filled === buffer.byteLength) {
+    if (buffer.byteLength - filled < room) {
       if (filled >= capacity) break;
-      const grown = new ArrayBuffer(Math.min(capacity, filled * 2));
-      new Uint8Array(grown).set(new Uint8Array(buffer));
+      const grown = new ArrayBuffer(
+        Math.min(capacity, Math.max(filled * 2, filled + room)),
+      );
+      new Uint8Array(grown).set(new Uint8Array(buffer, 0, filled));
       buffer = grown;
     }
     const { done, value } = await reader.read(
