@@ -152,6 +152,38 @@ Deno.test("decodeUtf8 is strict and keeps a byte-order mark", () => {
   assert.equal(decodeUtf8(new Uint8Array([0xef, 0xbb, 0xbf, 0x41])), "\uFEFFA");
 });
 
+Deno.test("decodeUtf8 answers what a strict decoder does, for any bytes of any length", () => {
+  const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  const reference = (bytes: Uint8Array) => {
+    try {
+      return strict.decode(bytes);
+    } catch {
+      return null;
+    }
+  };
+  // Mostly ASCII, so that short all-ASCII inputs (decoded in JavaScript)
+  // and inputs with one stray byte at any place are both common.
+  const byte = fc.oneof(
+    { arbitrary: fc.integer({ min: 0, max: 0x7f }), weight: 8 },
+    { arbitrary: fc.integer({ min: 0x80, max: 0xff }), weight: 1 },
+  );
+  fc.assert(
+    fc.property(
+      fc.array(byte, { maxLength: 200 }),
+      (values) => {
+        const bytes = Uint8Array.from(values);
+        assert.equal(decodeUtf8(bytes), reference(bytes));
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  for (
+    const text of ["", "A", "x".repeat(64), "x".repeat(65), "é".repeat(40)]
+  ) {
+    assert.equal(decodeUtf8(new TextEncoder().encode(text)), text);
+  }
+});
+
 // ---- properties over chunkings ----
 
 /** A body of `size` bytes whose every byte tells its place, so a byte read twice, dropped or moved shows. */
