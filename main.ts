@@ -5,7 +5,7 @@
  * @module
  */
 
-import { drainable } from "./src/http/drain.ts";
+import { InFlight } from "./src/http/drain.ts";
 import {
   type ResilientServer,
   serveResilient,
@@ -43,11 +43,12 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
   const stopping = new AbortController();
   // Aborted at the drain deadline: bodies still arriving are answered 503.
   const deadline = new AbortController();
+  const inFlight = new InFlight();
   const program = await setUpProgram(config, log, {
     signal: deadline.signal,
     stopSignal: stopping.signal,
+    inFlight,
   });
-  const { handler, drain } = drainable(program.handler);
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;
@@ -59,9 +60,9 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
       // Whatever clients do, the process is gone soon after the deadline.
       setTimeout(leave, config.drainTimeoutMs + EXIT_GRACE_MS);
       stopping.abort();
-      await drain(config.drainTimeoutMs);
+      await inFlight.drain(config.drainTimeoutMs);
       deadline.abort();
-      await drain(EXIT_GRACE_MS / 2);
+      await inFlight.drain(EXIT_GRACE_MS / 2);
       await server.shutdown();
     })();
   };
@@ -82,7 +83,7 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
         return statusResponse(500);
       },
       report: log.report,
-    }, handler);
+    }, program.handler);
   } catch (error) {
     Deno.removeSignalListener("SIGINT", stop);
     Deno.removeSignalListener("SIGTERM", stop);

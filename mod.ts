@@ -43,6 +43,7 @@ export type {
   Handler,
 } from "./src/http/router.ts";
 export type { ResponseObserver } from "./src/http/observe_responses.ts";
+export { InFlight } from "./src/http/drain.ts";
 export {
   type ClientAddressOf,
   clientAddressOf,

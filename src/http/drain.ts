@@ -3,48 +3,55 @@
  * @module
  */
 
-import type { Handler } from "./router.ts";
-
 /**
  * Counts requests in flight so shutdown can wait for them itself. Deno 2.9's
  * `server.shutdown()` makes the unread body of a request in flight fail
  * (denoland/deno#36809), so the server is shut down only once the handlers
  * are done; meanwhile the handler itself sends new requests elsewhere (see
- * `stopSignal`).
+ * `stopSignal`). The count is kept by `observeResponses`, in the step that
+ * already observes each answer: a step of its own cost every request a
+ * promise (`bench/results/profiles/post_cpu.md`).
+ *
+ * @example Waiting for the requests in flight
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler, InFlight } from "@lms/light-messaging";
+ * const inFlight = new InFlight();
+ * const handler = createHandler({ inFlight });
+ * const res = await handler(new Request("http://localhost/quote"));
+ * assert.equal(res.status, 200);
+ * // Once the answer is back nothing is in flight: drain resolves at once,
+ * // before a callback queued after it, not after 60 s.
+ * const first = await Promise.race([
+ *   inFlight.drain(60_000).then(() => "drained"),
+ *   Promise.resolve().then(() => "still waiting"),
+ * ]);
+ * assert.equal(first, "drained");
+ * ```
  */
-export function drainable(handler: Handler): {
-  handler: Handler;
+export class InFlight {
+  #count = 0;
+  #idle = () => {};
+
+  /** A request has arrived. */
+  start(): void {
+    this.#count++;
+  }
+
+  /** A request that `start` counted has its answer (or failed). */
+  end(): void {
+    if (--this.#count === 0) this.#idle();
+  }
+
   /** Resolves once no request is in flight, or after `timeoutMs`. */
-  drain(timeoutMs: number): Promise<void>;
-} {
-  let inFlight = 0;
-  let idle = () => {};
-  const done = () => {
-    if (--inFlight === 0) idle();
-  };
-  const tracked: Handler = (req, info) => {
-    inFlight++;
-    let res;
-    try {
-      res = handler(req, info);
-    } catch (error) {
-      done();
-      throw error;
-    }
-    // Observe the answer rather than wrap it: one promise fewer per request.
-    if (res instanceof Promise) res.then(done, done);
-    else done();
-    return res;
-  };
-  const drain = (timeoutMs: number) => {
-    if (inFlight === 0) return Promise.resolve();
+  drain(timeoutMs: number): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
-      idle = () => {
+      this.#idle = () => {
         clearTimeout(timer);
         resolve();
       };
     });
-  };
-  return { handler: tracked, drain };
+  }
 }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { InFlight } from "./drain.ts";
 import type { ConnectionInfo, Handler } from "./router.ts";
 
 /**
@@ -36,20 +37,37 @@ export type ResponseObserver = (
   info?: ConnectionInfo,
 ) => void;
 
-/** Wraps `handler` so that `observer` is told of each answer it gives. */
+/**
+ * Wraps `handler` so that `observer` is told of each answer it gives, and
+ * `inFlight`, when given, counts each request until its answer (or its
+ * failure) in the same step.
+ */
 export function observeResponses(
   handler: Handler,
   observer: ResponseObserver,
+  inFlight?: InFlight,
 ): Handler {
   return (req, info) => {
+    inFlight?.start();
     const start = performance.now();
-    const res = handler(req, info);
+    let res;
+    try {
+      res = handler(req, info);
+    } catch (error) {
+      inFlight?.end();
+      throw error;
+    }
     if (res instanceof Promise) {
       return res.then((answer) => {
+        inFlight?.end();
         observer(req, answer, performance.now() - start, info);
         return answer;
+      }, (error) => {
+        inFlight?.end();
+        throw error;
       });
     }
+    inFlight?.end();
     observer(req, res, performance.now() - start, info);
     return res;
   };

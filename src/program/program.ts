@@ -18,8 +18,11 @@ import type { Config } from "./config.ts";
 import { listeningBanner } from "./listening_banner.ts";
 import type { ProgramLog } from "./program_log.ts";
 
-/** How an entry stops the handler: the signals it aborts. */
-export type StopSignals = Pick<HandlerOptions, "signal" | "stopSignal">;
+/** How an entry stops the handler: the signals it aborts, and the count of requests it waits for. */
+export type StopSignals = Pick<
+  HandlerOptions,
+  "signal" | "stopSignal" | "inFlight"
+>;
 
 /** A program set up and ready to serve. */
 export interface Program {

@@ -13,6 +13,7 @@ import {
   mergeRoutes,
 } from "../http/router.ts";
 import { withCors } from "../http/cors.ts";
+import type { InFlight } from "../http/drain.ts";
 import { jsonResponse, statusResponse } from "../http/response.ts";
 import {
   observeResponses,
@@ -69,6 +70,8 @@ export interface HandlerOptions extends ServiceOptions {
    * should only note what it needs and write later.
    */
   onResponse?: ResponseObserver;
+  /** Counts the requests in flight, so that shutdown can wait for them. */
+  inFlight?: InFlight;
 }
 
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
@@ -137,5 +140,5 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       onResponse(req, res, ms, info);
     }
     : (req, res, ms) => metrics.observe(req, res.status, ms / 1000);
-  return observeResponses(refusing, observer);
+  return observeResponses(refusing, observer, options.inFlight);
 }
