@@ -3,8 +3,12 @@
  * most time of their own, then with the most time including their callees.
  *
  * ```sh
- * deno run --allow-read tools/cpu_profile_top.ts PROFILE.cpuprofile [COUNT]
+ * deno run --allow-read tools/cpu_profile_top.ts PROFILE.cpuprofile [COUNT] [REQUESTS]
  * ```
+ *
+ * With REQUESTS (how many requests the profiled process served), each line
+ * also gives its time in microseconds per request, so two servers profiled
+ * under the same load can be compared item by item.
  * @module
  */
 
@@ -20,12 +24,15 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, countArg = "30"] = Deno.args;
+const [file, countArg = "30", requestsArg] = Deno.args;
 if (!file) {
-  console.error("usage: tools/cpu_profile_top.ts PROFILE.cpuprofile [COUNT]");
+  console.error(
+    "usage: tools/cpu_profile_top.ts PROFILE.cpuprofile [COUNT] [REQUESTS]",
+  );
   Deno.exit(2);
 }
 const count = Number(countArg);
+const requests = requestsArg === undefined ? undefined : Number(requestsArg);
 const profile: Profile = JSON.parse(await Deno.readTextFile(file));
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map<number, number>();
@@ -58,9 +65,13 @@ for (const [id, time] of selfTime) {
 }
 const top = (times: Map<string, number>) =>
   [...times].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, t]) =>
-    `${(100 * t / total).toFixed(1).padStart(5)}%  ${name}`
+    `${(100 * t / total).toFixed(1).padStart(5)}%${
+      requests ? `${(t / requests).toFixed(2).padStart(7)} µs` : ""
+    }  ${name}`
   ).join("\n");
 console.log(
-  `${(total / 1000).toFixed(0)} ms sampled\n\nself time:\n${top(own)}`,
+  `${(total / 1000).toFixed(0)} ms sampled${
+    requests ? `, ${(total / requests).toFixed(2)} µs per request` : ""
+  }\n\nself time:\n${top(own)}`,
 );
 console.log(`\nincluding callees:\n${top(inclusive)}`);
