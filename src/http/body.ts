@@ -53,8 +53,9 @@ export interface BodyReader {
 /**
  * A first allocation big enough for any body of this API (a name, a quote,
  * a message) and small enough that thousands of stalled clients cost little:
- * Deno's own reader sizes its buffer to the declared `Content-Length`, which
- * made 2,000 clients that declared 64 KiB and sent one byte cost 157 KB each.
+ * Deno's own reader sizes its buffer to the declared `Content-Length`, so a
+ * client that declares 64 KiB and sends one byte would hold all of it
+ * ([body_reader.md](../../bench/results/profiles/body_reader.md)).
  */
 const FIRST_READ_BYTES = 4096;
 /**
@@ -163,10 +164,9 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
  * reader supply it (Deno's request bodies do), else chunk by chunk.
  *
  * Giving up on a body releases the reader rather than cancelling the
- * stream: measured on Deno 2.9.6, cancelling a request body that has not
- * fully arrived keeps about 11 KB per request (50 KB with the default
- * reader) for good, 500 stalled requests a second grew the process by
- * 6 MB/s, while releasing it levels off.
+ * stream: Deno 2.9 keeps memory for good for each request body cancelled
+ * before it fully arrived, while released readers level off
+ * ([body_reader.md](../../bench/results/profiles/body_reader.md)).
  */
 async function readAll(
   body: ReadableStream<Uint8Array>,
@@ -248,8 +248,9 @@ async function readChunks(
 
 /**
  * Below this many bytes, text that is all ASCII is decoded in JavaScript:
- * a call to Deno's decoder costs a fixed 0.35 µs, more than checking and
- * converting a name, a quote or a short message byte by byte
+ * a call to Deno's decoder has a fixed cost, more than checking and
+ * converting a name, a quote or a short message byte by byte; past it the
+ * decoder is cheaper
  * ([post_cpu.md](../../bench/results/profiles/post_cpu.md)).
  */
 const ASCII_IN_JS_BYTES = 64;
@@ -258,8 +259,8 @@ const ASCII_IN_JS_BYTES = 64;
 export function decodeUtf8(bytes: Uint8Array): string | null {
   if (bytes.length <= ASCII_IN_JS_BYTES) {
     let ascii = true;
-    for (let i = 0; i < bytes.length; i++) {
-      if (bytes[i] > 0x7f) {
+    for (const byte of bytes) {
+      if (byte > 0x7f) {
         ascii = false;
         break;
       }

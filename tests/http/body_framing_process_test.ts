@@ -62,9 +62,12 @@ function randomPieces(size: number): number[] {
   // Bounded: at most 48 pieces, then the rest in one.
   while (left > 0 && pieces.length < 48) {
     const roll = random();
-    const n = roll < 0.4 ? 1 : roll < 0.7 ? 1 + below(16) : 1 + below(left);
-    pieces.push(Math.min(n, left));
-    left -= pieces[pieces.length - 1];
+    const n = Math.min(
+      left,
+      roll < 0.4 ? 1 : roll < 0.7 ? 1 + below(16) : 1 + below(left),
+    );
+    pieces.push(n);
+    left -= n;
   }
   if (left > 0) pieces.push(left);
   return pieces;
@@ -202,12 +205,12 @@ class RawConnection {
       if (end >= 0) break;
       if (!(await this.#read())) throw new Error("closed before an answer");
     }
-    const lines = decoder.decode(this.#buffered.subarray(0, end)).split(
-      "\r\n",
-    );
-    const status = Number(lines[0].split(" ")[1]);
+    const [statusLine = "", ...headerLines] = decoder.decode(
+      this.#buffered.subarray(0, end),
+    ).split("\r\n");
+    const status = Number(statusLine.split(" ")[1]);
     const headers = new Map(
-      lines.slice(1).map((line) => {
+      headerLines.map((line) => {
         const colon = line.indexOf(":");
         return [
           line.slice(0, colon).trim().toLowerCase(),
@@ -218,7 +221,7 @@ class RawConnection {
     const length = Number(headers.get("content-length") ?? NaN);
     assert.ok(
       Number.isSafeInteger(length),
-      `answer without a length: ${lines}`,
+      `answer without a length: ${statusLine}`,
     );
     while (this.#buffered.length < end + 4 + length) {
       if (!(await this.#read())) throw new Error("closed mid-answer");

@@ -195,7 +195,9 @@ function cut(bytes: Uint8Array, pattern: number[]): Uint8Array[] {
   const pieces: Uint8Array[] = [];
   let offset = 0;
   for (let i = 0; offset < bytes.length; i++) {
-    const n = i < 200 ? pattern[i % pattern.length] : bytes.length - offset;
+    const n = i < 200
+      ? pattern[i % pattern.length] ?? 1
+      : bytes.length - offset;
     pieces.push(bytes.slice(offset, offset + n));
     offset += n;
   }
@@ -242,6 +244,7 @@ function denoChunkedBody(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
           return request.respond(0);
         }
         const data = pieces[piece];
+        if (data === undefined) throw new Error("no chunk left to send");
         const head = state === "head" ? data.length.toString(16).length + 2 : 0;
         if (view.byteLength < head + 1) {
           return stall("a chunk-size line and a byte", head + 1);
