@@ -6,6 +6,7 @@
  */
 
 import { ChangeListeners } from "./change_listeners.ts";
+import { MemoryPresence } from "./memory_presence.ts";
 import {
   type Allowance,
   INITIAL_QUOTE,
@@ -50,12 +51,20 @@ export class MemoryStore implements Store {
   #lastId = 0;
   #listeners = new ChangeListeners();
   #buckets = new TokenBuckets();
+  #presence: MemoryPresence;
 
   /** Makes an empty store with the given limits. */
   constructor(limits: StoreLimits = {}) {
-    const { history, maxUsers } = resolveLimits(limits);
+    const { history, maxUsers, forgetUsersAfter } = resolveLimits(limits);
     this.#messages = new Ring(history);
     this.#maxUsers = maxUsers;
+    this.#presence = new MemoryPresence(
+      (event) => this.#listeners.emit(event),
+      forgetUsersAfter === undefined ? undefined : {
+        afterSeconds: forgetUsersAfter,
+        unregister: (name) => this.#unregister(name),
+      },
+    );
   }
 
   /** Stores the user unless taken or full. */
@@ -69,6 +78,7 @@ export class MemoryStore implements Store {
     if (this.#users.size >= this.#maxUsers) return "full";
     this.#users.set(name, token);
     this.#userList = undefined;
+    this.#presence.active(name);
     return "registered";
   }
 
@@ -81,8 +91,16 @@ export class MemoryStore implements Store {
   removeUser(name: string, token: string, allowance?: Allowance): boolean {
     this.#spend(allowance);
     if (this.#users.get(name) !== token) return false;
+    this.#unregister(name);
+    return true;
+  }
+
+  /** Removes a registered user: `removeUser`'s step, and forgetting's. */
+  #unregister(name: string): void {
+    this.#users.delete(name);
     this.#userList = undefined;
-    return this.#users.delete(name);
+    this.#presence.removed(name);
+    this.#listeners.emit({ kind: "unregistered", name });
   }
 
   /** Names in registration order (a `Map` keeps insertion order), rebuilt only after a change. */
@@ -93,6 +111,26 @@ export class MemoryStore implements Store {
   /** How many users are registered. */
   userCount(): number {
     return this.#users.size;
+  }
+
+  /** Marks a registered `name` online. */
+  userOnline(name: string): void {
+    if (this.#users.has(name)) this.#presence.online(name);
+  }
+
+  /** Marks `name` offline. */
+  userOffline(name: string): void {
+    this.#presence.offline(name);
+  }
+
+  /** The online names, in registration order. */
+  onlineUsers(): readonly string[] {
+    return this.listUsers().filter((name) => this.#presence.isOnline(name));
+  }
+
+  /** Notes that `name` was active, when forgetting. */
+  touchUser(name: string): void {
+    if (this.#users.has(name)) this.#presence.active(name);
   }
 
   /** Inserts a message as the newest and answers its id. */
@@ -164,8 +202,9 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  /** Nothing to release. */
+  /** Stops forgetting idle users. */
   close(): Promise<void> {
+    this.#presence.close();
     return Promise.resolve();
   }
 }

@@ -35,6 +35,8 @@ export interface OpenStoreOptions extends StoreLimits {
   redisPrefix?: string;
   /** Told when the Redis connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
   onStatus?: (message: string, level: "error" | "info") => void;
+  /** The event streams' heartbeat, which paces presence across Redis processes. Default 15,000 ms. */
+  heartbeatMs?: number;
 }
 
 /** Whether `spec` names a store {@linkcode openStore} can open. */
@@ -57,7 +59,11 @@ export function isStoreSpec(spec: string): boolean {
  * ```
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const limits = { history: options.history, maxUsers: options.maxUsers };
+  const limits = {
+    history: options.history,
+    maxUsers: options.maxUsers,
+    forgetUsersAfter: options.forgetUsersAfter,
+  };
   if (options.store === "memory") return new MemoryStore(limits);
   if (!isStoreSpec(options.store)) {
     throw new TypeError(`not a store: ${options.store}`);
@@ -68,6 +74,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     url: options.store,
     prefix: options.redisPrefix,
     onStatus: options.onStatus,
+    heartbeatMs: options.heartbeatMs,
     ...limits,
   });
 }

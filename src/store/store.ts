@@ -10,7 +10,11 @@
  */
 
 import type { RateLimit } from "./token_buckets.ts";
-import { checkWithin, type WholeLimit } from "./whole_range.ts";
+import {
+  checkWithin,
+  type WholeLimit,
+  type WholeRange,
+} from "./whole_range.ts";
 
 /**
  * A value now, or later: the memory store answers synchronously, Redis does not.
@@ -73,7 +77,11 @@ export interface Store {
   ): Awaitable<RegisterResult>;
   /** The token stored for `name`, or `undefined` when it is not registered. */
   tokenOf(name: string): Awaitable<string | undefined>;
-  /** Removes `name` only while its token is still `token`; `false` when it was not. */
+  /**
+   * Removes `name` only while its token is still `token`; `false` when it
+   * was not. Every process's listeners hear `unregistered`, and the name is
+   * online nowhere any more.
+   */
   removeUser(
     name: string,
     token: string,
@@ -110,6 +118,28 @@ export interface Store {
    * answers the same number.
    */
   subscriptionEpoch(): number | undefined;
+  /**
+   * `name` now has a stream authenticated as it open in this process, and
+   * had none: it is online (listeners hear `presence` if it was offline
+   * everywhere). A name that is not registered stays offline. Called once
+   * per change by the process's presence tracker (`src/presence/`), which
+   * counts the streams.
+   */
+  userOnline(name: string): void;
+  /**
+   * `name` has no authenticated stream open in this process any more: it is
+   * offline once no process holds one (listeners hear `presence`).
+   */
+  userOffline(name: string): void;
+  /** The registered users online in any process, in registration order. */
+  onlineUsers(): Awaitable<readonly string[]>;
+  /**
+   * `name` made an authenticated request: with
+   * {@linkcode StoreLimits.forgetUsersAfter}, its idle time starts again.
+   * Cheap enough for every request (Redis: sent in batches, at most one
+   * write per user and interval).
+   */
+  touchUser(name: string): void;
   /** The current quote. */
   getQuote(): Awaitable<string>;
   /** Replaces the quote. */
@@ -169,9 +199,11 @@ export interface RecentMessages {
 
 /**
  * A change, as {@linkcode Store.subscribe} reports it: a message stored, the
- * quote replaced, or `reset` when the store can no longer vouch that no
- * change was missed (a lost Redis connection, an emptied Redis): readers
- * should start again from the history.
+ * quote replaced, a user come online or gone offline (in any process), a
+ * user unregistered (by `removeUser` or forgotten for idling), or `reset`
+ * when the store can no longer vouch that no change was missed (a lost
+ * Redis connection, an emptied Redis): readers should start again from the
+ * history.
  *
  * @example Following changes
  * ```ts
@@ -189,6 +221,8 @@ export interface RecentMessages {
 export type StoreEvent =
   | { kind: "message"; id: number; json: string }
   | { kind: "quote"; quote: string }
+  | { kind: "presence"; name: string; online: boolean }
+  | { kind: "unregistered"; name: string }
   | { kind: "reset" };
 
 /**
@@ -209,6 +243,35 @@ export interface StoreLimits {
   history?: number;
   /** How many users may be registered at once: 1 to 100,000,000. Default 100,000. */
   maxUsers?: number;
+  /**
+   * Unregisters, as `removeUser` would, a user who has been offline and
+   * has made no authenticated request ({@linkcode Store.touchUser}) for
+   * this many seconds: 1 to 31,536,000. Default: never.
+   */
+  forgetUsersAfter?: number;
+}
+
+/**
+ * The default and range of the heartbeat, in milliseconds: how often event
+ * streams get a comment when quiet, and (Redis) how often a process
+ * refreshes its presence record. Under 10 ms a core would be kept busy.
+ */
+export const HEARTBEAT_MS = {
+  default: 15_000,
+  min: 10,
+  max: 3_600_000,
+} as const satisfies WholeLimit;
+
+/** The range of {@linkcode StoreLimits.forgetUsersAfter}, in seconds: up to a year. */
+export const FORGET_USERS_AFTER: WholeRange = { min: 1, max: 31_536_000 };
+
+/**
+ * How often a store looks for users to forget after `afterSeconds` idle: a
+ * tenth of that, so a user is forgotten at most 10% late, between 50 ms
+ * and a minute. With Redis, a process's users' activity is sent as often.
+ */
+export function forgetSweepMs(afterSeconds: number): number {
+  return Math.min(60_000, Math.max(50, afterSeconds * 100));
 }
 
 /**
@@ -219,12 +282,21 @@ export interface StoreLimits {
 export const STORE_LIMITS = {
   history: { default: 100, min: 5, max: 10_000_000 },
   maxUsers: { default: 100_000, min: 1, max: 100_000_000 },
-} as const satisfies Record<keyof StoreLimits, WholeLimit>;
+} as const satisfies Record<"history" | "maxUsers", WholeLimit>;
+
+/** {@linkcode StoreLimits} with the defaults filled in; `forgetUsersAfter` stays absent when off. */
+export type ResolvedLimits = Required<Omit<StoreLimits, "forgetUsersAfter">> & {
+  forgetUsersAfter?: number;
+};
 
 /** Validates a limit shared by every store implementation. */
-export function resolveLimits(limits: StoreLimits): Required<StoreLimits> {
+export function resolveLimits(limits: StoreLimits): ResolvedLimits {
   const { history, maxUsers } = STORE_LIMITS;
+  const forget = limits.forgetUsersAfter;
   return {
+    forgetUsersAfter: forget === undefined
+      ? undefined
+      : checkWithin("forgetUsersAfter", FORGET_USERS_AFTER, forget),
     history: checkWithin(
       "history",
       history,

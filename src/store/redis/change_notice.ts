@@ -18,7 +18,11 @@ export type Notice =
   /** A user registered. */
   | { kind: "registered" }
   /** A user removed, by name. */
-  | { kind: "removed"; name: string };
+  | { kind: "removed"; name: string }
+  /** A user online in some process now, where it was online in none. */
+  | { kind: "online"; name: string }
+  /** A user online in no process any more. */
+  | { kind: "offline"; name: string };
 
 /**
  * Lua expressions that build each notice from Lua expressions of its parts,
@@ -37,6 +41,8 @@ export const NOTICE_LUA = {
   quote: (quote: string) => `'quote:' .. ${quote}`,
   registered: () => `'users'`,
   removed: (name: string) => `'removed:' .. ${name}`,
+  online: (name: string) => `'online:' .. ${name}`,
+  offline: (name: string) => `'offline:' .. ${name}`,
 } as const;
 
 /**
@@ -70,6 +76,10 @@ export function decodeNotice(text: string): Notice | undefined {
       return { kind: "quote", quote: rest };
     case "removed":
       return { kind: "removed", name: rest };
+    case "online":
+      return { kind: "online", name: rest };
+    case "offline":
+      return { kind: "offline", name: rest };
   }
   return undefined;
 }

@@ -26,14 +26,18 @@
 import {
   type Allowance,
   type Awaitable,
+  HEARTBEAT_MS,
   INITIAL_QUOTE,
   type RecentMessages,
   type RegisterResult,
+  type ResolvedLimits,
   resolveLimits,
   type Store,
   type StoreEvent,
   type StoreLimits,
 } from "../store.ts";
+import { checkWithin } from "../whole_range.ts";
+import { RedisPresence } from "./presence.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
@@ -76,6 +80,13 @@ export interface RedisStoreOptions extends StoreLimits {
   connectTimeoutMs?: number;
   /** Told when the connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
   onStatus?: (message: string, level: "error" | "info") => void;
+  /**
+   * The event streams' heartbeat (`--heartbeat-ms`), 10 to 3,600,000 ms:
+   * this process refreshes its presence record every half of it, and when
+   * the process dies its users go offline within 2.5 times it.
+   * Default 15,000.
+   */
+  heartbeatMs?: number;
 }
 
 /** The shared values a process keeps a copy of. */
@@ -95,6 +106,10 @@ function keysOf(prefix: string) {
     generation: `${prefix}generation`,
     /** A client's rate-limit bucket: this, then its address. */
     allowance: `${prefix}allowance:`,
+    /** Presence and activity: `presence_scripts.ts`. */
+    touched: `${prefix}users:touched`,
+    processes: `${prefix}presence:processes`,
+    held: `${prefix}presence:held`,
   };
 }
 
@@ -150,14 +165,16 @@ export class RedisStore implements Store {
   #checker: ReturnType<typeof setInterval>;
   #listeners = new ChangeListeners();
   #checking = false;
+  #presence: RedisPresence;
 
   private constructor(
     client: RedisConnection,
     subscriber: RedisConnection,
     prefix: string,
-    limits: Required<StoreLimits>,
+    limits: ResolvedLimits,
     timeoutMs: number,
     maxPending: number,
+    heartbeatMs: number,
   ) {
     this.#client = client;
     this.#subscriber = subscriber;
@@ -185,11 +202,24 @@ export class RedisStore implements Store {
       users: new LocalCopy(this.#subscription),
     };
     this.#tokens = new KeptTokens(this.#subscription);
+    this.#presence = new RedisPresence({
+      client,
+      gate: this.#gate,
+      keys: this.#keys,
+      subscription: this.#subscription,
+      heartbeatMs,
+      forgetUsersAfter: limits.forgetUsersAfter,
+    });
   }
 
   /** Connects, failing fast with a clear error when Redis cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     const limits = resolveLimits(options);
+    const heartbeatMs = checkWithin(
+      "heartbeatMs",
+      HEARTBEAT_MS,
+      options.heartbeatMs ?? HEARTBEAT_MS.default,
+    );
     const connection = {
       url: options.url,
       connectTimeoutMs: options.connectTimeoutMs ?? 2000,
@@ -214,6 +244,7 @@ export class RedisStore implements Store {
       limits,
       options.commandTimeoutMs ?? 1000,
       options.maxPendingCommands ?? 1000,
+      heartbeatMs,
     );
     try {
       await store.#listen();
@@ -337,9 +368,20 @@ export class RedisStore implements Store {
       case "removed":
         this.#tokens.forget(notice.name);
         this.#copies.users.changed();
+        this.#presence.changed();
+        this.#listeners.emit({ kind: "unregistered", name: notice.name });
         break;
       case "registered":
         this.#copies.users.changed();
+        break;
+      case "online":
+      case "offline":
+        this.#presence.changed();
+        this.#listeners.emit({
+          kind: "presence",
+          name: notice.name,
+          online: notice.kind === "online",
+        });
         break;
     }
   }
@@ -350,12 +392,12 @@ export class RedisStore implements Store {
     token: string,
     allowance?: Allowance,
   ): Promise<RegisterResult> {
-    const { users, order, sequence, channel } = this.#keys;
+    const { users, order, sequence, channel, touched } = this.#keys;
     const result = oneOf(
       "register",
       await this.#writes.run(
         "register",
-        [users, order, sequence, channel],
+        [users, order, sequence, channel, touched],
         [name, token, String(this.#maxUsers)],
         allowance,
       ),
@@ -384,12 +426,12 @@ export class RedisStore implements Store {
     token: string,
     allowance?: Allowance,
   ): Promise<boolean> {
-    const { users, order, channel } = this.#keys;
+    const { users, order, channel, touched, held } = this.#keys;
     const result = oneOf(
       "remove",
       await this.#writes.run(
         "remove",
-        [users, order, channel],
+        [users, order, channel, touched, held],
         [name, token],
         allowance,
       ),
@@ -408,6 +450,32 @@ export class RedisStore implements Store {
         this.#gate.read(() => this.#client.zRange(this.#keys.order, 0, -1))
       )
     );
+  }
+
+  /** This process holds a stream of `name`: told to Redis in the background. */
+  userOnline(name: string): void {
+    this.#presence.online(name);
+  }
+
+  /** This process holds no stream of `name` any more: told to Redis in the background. */
+  userOffline(name: string): void {
+    this.#presence.offline(name);
+  }
+
+  /** The registered names online anywhere, in registration order, from local copies while they are current. */
+  onlineUsers(): Awaitable<readonly string[]> {
+    const users = this.listUsers();
+    const online = this.#presence.onlineNames();
+    const both = (list: readonly string[], names: ReadonlySet<string>) =>
+      list.filter((name) => names.has(name));
+    return users instanceof Promise || online instanceof Promise
+      ? Promise.all([users, online]).then(([list, names]) => both(list, names))
+      : both(users, online);
+  }
+
+  /** Notes that `name` was active; sent to Redis before this process's next sweep. */
+  touchUser(name: string): void {
+    this.#presence.touch(name);
   }
 
   /** How many users are registered (`HLEN`), without listing them. */
@@ -517,9 +585,10 @@ export class RedisStore implements Store {
     }
   }
 
-  /** Closes both connections; writes still unsettled give up. */
+  /** Drops this process's presence (its users go offline now), then closes both connections; writes still unsettled give up. */
   async close(): Promise<void> {
     clearInterval(this.#checker);
+    await this.#presence.close();
     this.#writes.close();
     this.#gate.close();
     await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);

@@ -19,6 +19,7 @@
  */
 
 import { NOTICE_LUA } from "./change_notice.ts";
+import { PRESENCE_SCRIPTS, UNREGISTER_LUA } from "./presence_scripts.ts";
 
 /** What a write answers when its fence had passed: it did nothing, and no attempt of it ever will. */
 export const LATE = "late";
@@ -91,15 +92,19 @@ function write<N extends string>(
 /**
  * Every script, by name. Registration order is a sorted set scored by a
  * counter, so a name that leaves and comes back goes to the end, as with
- * the memory store.
+ * the memory store. The presence scripts are in `presence_scripts.ts`.
  */
 export const SCRIPTS = {
-  /** KEYS users, order, sequence, channel; ARGV name, token, maxUsers → `registered`, `exists` or `full`. */
+  /**
+   * KEYS users, order, sequence, channel, touched; ARGV name, token,
+   * maxUsers → `registered`, `exists` or `full`. Registering is activity:
+   * a user's idle time starts then.
+   */
   ...write(
     "register",
-    4,
+    5,
     `
-local users, order, sequence, channel = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local users, order, sequence, channel, touched = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local name, token, maxUsers = ARGV[4], ARGV[5], tonumber(ARGV[6])
 if redis.call('HLEN', users) >= maxUsers then
   if redis.call('HEXISTS', users, name) == 1 then return done('exists') end
@@ -107,20 +112,23 @@ if redis.call('HLEN', users) >= maxUsers then
 end
 if redis.call('HSETNX', users, name, token) == 0 then return done('exists') end
 redis.call('ZADD', order, redis.call('INCR', sequence), name)
+redis.call('ZADD', touched, now, name)
 redis.call('PUBLISH', channel, ${NOTICE_LUA.registered()})
 return done('registered')`,
   ),
-  /** KEYS users, order, channel; ARGV name, token → `removed`, or `kept` when the token was not the name's. */
+  /**
+   * KEYS users, order, channel, touched, held; ARGV name, token →
+   * `removed`, or `kept` when the token was not the name's. The step is
+   * the one forgetting takes too (`UNREGISTER_LUA`).
+   */
   ...write(
     "remove",
-    3,
-    `
-local users, order, channel = KEYS[2], KEYS[3], KEYS[4]
+    5,
+    `${UNREGISTER_LUA}
+local users, order, channel, touched, held = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local name, token = ARGV[4], ARGV[5]
 if redis.call('HGET', users, name) ~= token then return done('kept') end
-redis.call('HDEL', users, name)
-redis.call('ZREM', order, name)
-redis.call('PUBLISH', channel, ${NOTICE_LUA.removed("name")})
+unregister(users, order, touched, held, channel, name)
 return done('removed')`,
   ),
   /**
@@ -211,6 +219,7 @@ end`,
 local now = redis.call('TIME')
 return {now[1], now[2], redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2])}`,
   },
+  ...PRESENCE_SCRIPTS,
 } satisfies Record<string, Script>;
 
 /** The name of one of {@linkcode SCRIPTS}. */

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { decodeNotice } from "../../../src/store/redis/change_notice.ts";
+import { nameProblem } from "../../../src/services/user_name.ts";
 import { redisServerPath } from "../../_support/redis_server.ts";
 import { sharedRedisConnection } from "../../_support/call.ts";
 
@@ -25,24 +26,30 @@ Deno.test({
     await listener.subscribe(channel, (message) => heard.push(message));
     let number = 0;
     /** Runs `script` as a settled write would, and answers the notice it published. */
-    const publish = async (
-      script: "register" | "remove" | "addMessage" | "setQuote",
-      keys: string[],
-      args: string[],
-    ) => {
+    /** Runs `run` and answers the one notice it published. */
+    const noticeOf = async (run: () => Promise<unknown>) => {
       const before = heard.length;
-      await client.run(script, [`${prefix}writes`, ...keys], [
-        String(number++),
-        String(Date.now() + 60_000),
-        "0",
-        ...args,
-      ]);
+      await run();
       for (let i = 0; i < 100 && heard.length === before; i++) {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       assert.equal(heard.length, before + 1);
       return decodeNotice(heard[before]);
     };
+    /** Runs `script` as a settled write would, and answers the notice it published. */
+    const publish = (
+      script: "register" | "remove" | "addMessage" | "setQuote",
+      keys: string[],
+      args: string[],
+    ) =>
+      noticeOf(() =>
+        client.run(script, [`${prefix}writes`, ...keys], [
+          String(number++),
+          String(Date.now() + 60_000),
+          "0",
+          ...args,
+        ])
+      );
     const k = (name: string) => `${prefix}${name}`;
     try {
       await fc.assert(
@@ -66,15 +73,43 @@ Deno.test({
           assert.deepEqual(
             await publish(
               "register",
-              [k("users"), k("order"), k("sequence"), channel],
+              [k("users"), k("order"), k("sequence"), channel, k("touched")],
               [text, "token", "1000"],
             ),
             { kind: "registered" },
           );
+          if (nameProblem(text) === null) {
+            // A registered name's holds, as one process takes and drops them.
+            const presence = (enter: string[], leave: string[]) =>
+              noticeOf(() =>
+                client.run("presence", [
+                  k("processes"),
+                  k("held"),
+                  k("touched"),
+                  k("users"),
+                  channel,
+                ], [
+                  "p1",
+                  "60000",
+                  "change",
+                  String(enter.length),
+                  ...enter,
+                  ...leave,
+                ])
+              );
+            assert.deepEqual(await presence([text], []), {
+              kind: "online",
+              name: text,
+            });
+            assert.deepEqual(await presence([], [text]), {
+              kind: "offline",
+              name: text,
+            });
+          }
           assert.deepEqual(
             await publish(
               "remove",
-              [k("users"), k("order"), channel],
+              [k("users"), k("order"), channel, k("touched"), k("held")],
               [text, "token"],
             ),
             { kind: "removed", name: text },

@@ -74,6 +74,7 @@ scriptTest(
       key("order"),
       key("seq"),
       key("changes"),
+      key("touched"),
     ];
     const past = String(Date.now() - 1000);
     assert.equal(

@@ -1,0 +1,312 @@
+/**
+ * Who is online across processes, and forgetting idle users, over Redis
+ * (the keys and scripts: `presence_scripts.ts`).
+ *
+ * Each process keeps the names it holds streams of (`wanted`) and sends
+ * Redis the difference from what Redis last confirmed (`announced`), one
+ * script at a time, so a name that leaves and comes back before the
+ * script runs costs nothing. Every script is idempotent: a failed or
+ * unanswered one is sent again, and after an unknown outcome the process
+ * says its whole set again (`set`), which drops anything stale.
+ *
+ * Every process beats every half heartbeat, pushing its record's expiry to
+ * two heartbeats ahead and dropping the holds of processes whose record
+ * expired: a process that dies takes its users offline within 2.5
+ * heartbeats (the contract allows 3). A process stalled past its expiry
+ * finds its record gone at its next beat and says its set again.
+ *
+ * With forgetting, authenticated requests only note the name; the notes go
+ * to Redis in one script per sweep interval (`forgetSweepMs`), just before
+ * this process's sweep, so no request waits on a Redis write for it.
+ * @module
+ */
+
+import { type Awaitable, forgetSweepMs } from "../store.ts";
+import type { CommandGate } from "./command_gate.ts";
+import { LocalCopy, type Subscription } from "./local_copy.ts";
+import type { RedisConnection } from "./redis_connection.ts";
+import { UnexpectedReply } from "./replies.ts";
+
+/** The keys presence uses. */
+export interface PresenceKeys {
+  users: string;
+  order: string;
+  touched: string;
+  processes: string;
+  held: string;
+  channel: string;
+}
+
+/** What a {@linkcode RedisPresence} is built with. */
+export interface PresenceOptions {
+  client: RedisConnection;
+  gate: CommandGate;
+  keys: PresenceKeys;
+  subscription: Subscription;
+  /** The heartbeat: beats come every half of it, and a record lives two. */
+  heartbeatMs: number;
+  /** Forget users idle this many seconds; never when absent. */
+  forgetUsersAfter?: number;
+}
+
+/** How many names one script carries, so no script holds Redis long. */
+const BATCH = 1000;
+
+/** How many scripts one round of work may send before it yields. */
+const ROUNDS = 100;
+
+/** How soon presence is sent again after Redis failed to take it. */
+const RETRY_MS = 1000;
+
+/** Names in `a` and not in `b`, at most {@linkcode BATCH}. */
+function missing(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
+  const names: string[] = [];
+  for (const name of a) {
+    if (!b.has(name)) names.push(name);
+    if (names.length === BATCH) break;
+  }
+  return names;
+}
+
+/**
+ * One process's presence in Redis.
+ *
+ * @example What the Redis store does with it
+ * ```ts ignore
+ * const presence = new RedisPresence({ client, gate, keys, subscription, heartbeatMs: 15_000 });
+ * presence.online("ann");
+ * console.log(await presence.onlineNames());
+ * await presence.close();
+ * ```
+ */
+export class RedisPresence {
+  #client: RedisConnection;
+  #gate: CommandGate;
+  #keys: PresenceKeys;
+  /** This process, among the holders: random, never reused. */
+  #pid = crypto.randomUUID();
+  #lifetimeMs: number;
+  #forgetAfterMs: number | undefined;
+  /** The names this process holds streams of. */
+  #wanted = new Set<string>();
+  /** The names Redis holds for this process, as last confirmed. */
+  #announced = new Set<string>();
+  /** Set when Redis may hold something else for this process than `announced`. */
+  #uncertain = false;
+  /** The sending under way, if any. */
+  #sending: Promise<void> | undefined;
+  #again = false;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #timers: ReturnType<typeof setInterval>[] = [];
+  /** Names active since the last sweep, while forgetting. */
+  #touched = new Set<string>();
+  #online: LocalCopy<ReadonlySet<string>>;
+  #closed = false;
+
+  /** Starts beating (and, with forgetting, sweeping) at once. */
+  constructor(options: PresenceOptions) {
+    this.#client = options.client;
+    this.#gate = options.gate;
+    this.#keys = options.keys;
+    this.#lifetimeMs = 2 * options.heartbeatMs;
+    this.#online = new LocalCopy(options.subscription);
+    const beatMs = Math.max(5, options.heartbeatMs / 2);
+    this.#timers.push(setInterval(() => this.#beat(), beatMs));
+    const forget = options.forgetUsersAfter;
+    if (forget !== undefined) {
+      this.#forgetAfterMs = forget * 1000;
+      this.#timers.push(
+        setInterval(() => this.#sweep(), forgetSweepMs(forget)),
+      );
+    }
+  }
+
+  /** This process now holds a stream of `name`. */
+  online(name: string): void {
+    this.#wanted.add(name);
+    this.#send();
+  }
+
+  /** This process holds no stream of `name` any more. */
+  offline(name: string): void {
+    this.#wanted.delete(name);
+    this.#send();
+  }
+
+  /** `name` was active: noted, and sent before the next sweep. */
+  touch(name: string): void {
+    if (this.#forgetAfterMs !== undefined) this.#touched.add(name);
+  }
+
+  /** Someone came online, went offline or was removed: the copy is stale. */
+  changed(): void {
+    this.#online.changed();
+  }
+
+  /** The names online in any process, from the copy while it is current. */
+  onlineNames(): Awaitable<ReadonlySet<string>> {
+    return this.#online.read(async () => {
+      const reply = await this.#gate.read(() =>
+        this.#client.run("onlineNames", [this.#keys.held], [])
+      );
+      if (!Array.isArray(reply) || reply.some((n) => typeof n !== "string")) {
+        throw new UnexpectedReply("onlineNames", reply);
+      }
+      return new Set(reply as string[]);
+    });
+  }
+
+  /** Runs one presence script: `change` (enter, then leave), `set` or `retire`. */
+  async #run(
+    mode: "change" | "set" | "retire",
+    enter: string[],
+    leave: string[] = [],
+  ): Promise<void> {
+    const { processes, held, touched, users, channel } = this.#keys;
+    const reply = await this.#gate.read(() =>
+      this.#client.run("presence", [processes, held, touched, users, channel], [
+        this.#pid,
+        String(this.#lifetimeMs),
+        mode,
+        String(enter.length),
+        ...enter,
+        ...leave,
+      ])
+    );
+    if (reply !== "ok") throw new UnexpectedReply("presence", reply);
+  }
+
+  /**
+   * Sends Redis what changed, one script at a time, until it has all of
+   * it; a failure makes the next attempt (in a second, or at the next
+   * beat) say the whole set.
+   */
+  #send(): void {
+    if (this.#closed) return;
+    if (this.#sending) {
+      this.#again = true;
+      return;
+    }
+    this.#sending = this.#sendAll().finally(() => {
+      this.#sending = undefined;
+      // A change made after the last look goes now.
+      if (this.#again) this.#send();
+    });
+  }
+
+  async #sendAll(): Promise<void> {
+    this.#again = false;
+    clearTimeout(this.#retry);
+    let settled = false;
+    try {
+      for (let round = 0; round < ROUNDS && !settled; round++) {
+        if (this.#uncertain) {
+          const names = [...this.#wanted];
+          // A beat that finds the record gone meanwhile sets it again.
+          this.#uncertain = false;
+          await this.#run("set", names);
+          this.#announced = new Set(names);
+          continue;
+        }
+        const enter = missing(this.#wanted, this.#announced);
+        const leave = missing(this.#announced, this.#wanted);
+        settled = enter.length === 0 && leave.length === 0;
+        if (settled) break;
+        await this.#run("change", enter, leave);
+        for (const name of enter) this.#announced.add(name);
+        for (const name of leave) this.#announced.delete(name);
+      }
+    } catch {
+      // Redis may have taken it or not: the whole set goes next time.
+      this.#uncertain = true;
+    }
+    if (this.#closed) return;
+    if (this.#uncertain) {
+      this.#retry = setTimeout(() => this.#send(), RETRY_MS);
+    } else if (!settled) {
+      // Many rounds in a row: let the process breathe, then go on.
+      this.#retry = setTimeout(() => this.#send(), 0);
+    }
+  }
+
+  /**
+   * Pushes this process's record on and drops dead processes' holds; a
+   * record found gone (swept while this process stalled, or Redis emptied)
+   * makes it say its whole set again.
+   */
+  async #beat(): Promise<void> {
+    const { processes, held, touched, channel } = this.#keys;
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        const reply = await this.#gate.read(() =>
+          this.#client.run(
+            "presenceBeat",
+            [processes, held, touched, channel],
+            [
+              this.#pid,
+              String(this.#lifetimeMs),
+              String(BATCH),
+            ],
+          )
+        );
+        if (
+          !Array.isArray(reply) || reply.length !== 2 ||
+          !reply.every((flag) => flag === 0 || flag === 1)
+        ) throw new UnexpectedReply("presenceBeat", reply);
+        if (reply[0] === 0 && (this.#announced.size > 0 || this.#uncertain)) {
+          this.#uncertain = true;
+          this.#send();
+        }
+        if (reply[1] === 0) break;
+      }
+    } catch {
+      // The next beat tries again.
+    }
+    if (this.#uncertain) this.#send();
+  }
+
+  /** Sends the activity noted since the last sweep, then forgets the idle users. */
+  async #sweep(): Promise<void> {
+    const { users, order, touched, held, channel } = this.#keys;
+    try {
+      for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
+        const names = [...this.#touched].slice(0, BATCH);
+        await this.#gate.read(() =>
+          this.#client.run("touchUsers", [touched], names)
+        );
+        for (const name of names) this.#touched.delete(name);
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        const forgotten = await this.#gate.read(() =>
+          this.#client.run(
+            "forgetIdle",
+            [users, order, touched, held, channel],
+            [
+              String(this.#forgetAfterMs),
+              String(BATCH),
+            ],
+          )
+        );
+        if (typeof forgotten !== "number") {
+          throw new UnexpectedReply("forgetIdle", forgotten);
+        }
+        if (forgotten < BATCH) break;
+      }
+    } catch {
+      // Noted activity stays noted; the next sweep tries again.
+    }
+  }
+
+  /** Stops beating and drops every hold of this process, so its users go offline now rather than at its expiry. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    for (const timer of this.#timers) clearInterval(timer);
+    try {
+      await this.#sending;
+      await this.#run("retire", []);
+    } catch {
+      // Redis is out of reach: the record expires by itself.
+    }
+  }
+}
