@@ -157,7 +157,9 @@ const messagingPaths: JsonObject = {
       operationId: "followMessages",
       summary: "New messages, live (server-sent events)",
       description:
-        'Opens with `retry: 1000`, then the messages `GET /` answers, oldest first (or, with a `Last-Event-ID` header, every retained message with a greater id, after an `event: gap` with `{"missed": K}` when some already left the history), then every new message as it is stored, in id order, each once. A message event is `id: <id>`, `event: message`, `data: <the message as GET / shows it>`. A comment line comes after `--heartbeat-ms` without an event. `Last-Event-ID` that is not a whole number, or is above the newest id, counts as absent.',
+        'Opens with `retry: 1000`, then the messages `GET /` answers, oldest first (or, with a `Last-Event-ID` header, every retained message with a greater id, after an `event: gap` with `{"missed": K}` when some already left the history), then every new message as it is stored, in id order, each once. A message event is `id: <id>`, `event: message`, `data: <the message as GET / shows it>`. A comment line comes after `--heartbeat-ms` without an event. `Last-Event-ID` that is not a whole number, or is above the newest id, counts as absent.\n\n' +
+        '**Presence.** Opened with `X-Messaging-Token`, the stream makes its user online while it is open (a token that does not authenticate is 401; without the header the stream is anonymous). Every reader gets `event: presence` with `data: {"name": N, "online": true}` when a user comes online anywhere, `{"name": N, "online": false}` when it goes offline everywhere, and `{"name": N, "registered": false}` when it is unregistered (`DELETE /users`, or forgotten by `--forget-users-after`). Presence events have no id and are not replayed on resuming: `GET /users/online` gives the state to start from.',
+      security: [{}, ...auth],
       parameters: [{
         name: "Last-Event-ID",
         in: "header",
@@ -168,8 +170,9 @@ const messagingPaths: JsonObject = {
       responses: {
         200: eventStream(
           "The stream; it stays open.",
-          'retry: 1000\n\nid: 7\nevent: message\ndata: {"text":"hi","color":"black","user":"ann"}\n\n',
+          'retry: 1000\n\nid: 7\nevent: message\ndata: {"text":"hi","color":"black","user":"ann"}\n\nevent: presence\ndata: {"name":"bob","online":true}\n\n',
         ),
+        401: response("Unauthorized"),
         ...STREAM_REFUSED,
       },
     },
@@ -245,6 +248,22 @@ const messagingPaths: JsonObject = {
       responses: {
         200: json("Unregistered.", ref("Goodbye"), {
           goodbye: { Goodbye: "José" },
+        }),
+        401: response("Unauthorized"),
+        ...FAULTS,
+      },
+    },
+  },
+  "/users/online": {
+    get: {
+      operationId: "listOnline",
+      summary: "The registered names online now, in registration order",
+      description:
+        "A user is online while at least one event stream authenticated as them is open (`GET /events` with `X-Messaging-Token`), in any process sharing the store; a process that dies takes its readers offline within 3 × `--heartbeat-ms`. Follow changes with the `presence` events of `GET /events`.",
+      security: auth,
+      responses: {
+        200: json("The names.", ref("Online"), {
+          online: { online: ["José"] },
         }),
         401: response("Unauthorized"),
         ...FAULTS,
@@ -458,6 +477,12 @@ const components: JsonObject = {
       required: ["users"],
       additionalProperties: false,
       properties: { users: { type: "array", items: { type: "string" } } },
+    },
+    Online: {
+      type: "object",
+      required: ["online"],
+      additionalProperties: false,
+      properties: { online: { type: "array", items: { type: "string" } } },
     },
     Goodbye: {
       type: "object",

@@ -61,16 +61,24 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/** `credential` when `stored` is its token, else `null`; a match is the user's activity. */
 function check(
   credential: Credential,
   stored: string | undefined,
+  store: Store,
 ): Credential | null {
-  return stored !== undefined && timingSafeEqual(stored, credential.token)
-    ? credential
-    : null;
+  if (stored === undefined || !timingSafeEqual(stored, credential.token)) {
+    return null;
+  }
+  store.touchUser(credential.name);
+  return credential;
 }
 
-/** The credential of `req` when it names a registered user with that user's token, else `null`. */
+/**
+ * The credential of `req` when it names a registered user with that
+ * user's token, else `null`. Authenticating is activity: the user's idle
+ * time (`--forget-users-after`) starts again.
+ */
 export function authenticate(
   req: Request,
   store: Store,
@@ -90,6 +98,6 @@ export function recheck(
 ): Awaitable<Credential | null> {
   const stored = store.tokenOf(credential.name);
   return stored instanceof Promise
-    ? stored.then((token) => check(credential, token))
-    : check(credential, stored);
+    ? stored.then((token) => check(credential, token, store))
+    : check(credential, stored, store);
 }

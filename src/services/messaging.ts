@@ -1,7 +1,7 @@
 /**
  * The messaging service: users register a name for a token (`/users`), and
- * with it list users, unregister and post messages (`/`); anyone reads the
- * newest five messages.
+ * with it list users and those online (`/users/online`), unregister and
+ * post messages (`/`); anyone reads the newest five messages.
  * @module
  */
 
@@ -58,6 +58,7 @@ export function messagingRoutes(
   const usersBody = lastValueCache((users: readonly string[]) =>
     JSON.stringify({ users })
   );
+
   // Likewise the newest messages: each is JSON text already.
   const messagesBody = lastValueCache((messages: readonly string[]) =>
     `[${messages.join(",")}]`
@@ -92,6 +93,11 @@ export function messagingRoutes(
   async function listUsers(req: Request): Promise<Response> {
     if ((await authenticate(req, store)) === null) return unauthorized();
     return jsonResponse(usersBody(await store.listUsers()));
+  }
+
+  async function listOnline(req: Request): Promise<Response> {
+    if ((await authenticate(req, store)) === null) return unauthorized();
+    return ok({ online: await store.onlineUsers() });
   }
 
   async function unregister(
@@ -137,6 +143,7 @@ export function messagingRoutes(
 
   return {
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
+    "/users/online": { GET: listOnline },
     "/": { GET: readMessages, POST: postMessage },
     "/events": messageEventsRoute(store, hub, clientOf),
   };

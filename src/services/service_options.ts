@@ -5,7 +5,7 @@
 
 import { type BodyReader, createBodyReader } from "../http/body.ts";
 import { StreamHub } from "../streams/stream_hub.ts";
-import type { Store } from "../store/store.ts";
+import { HEARTBEAT_MS, type Store } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type ClientAddressOf,
@@ -16,12 +16,12 @@ import { checkWithin, type WholeLimit } from "../store/whole_range.ts";
 /**
  * The default and the range of each number in {@linkcode ServiceOptions}:
  * the defaults are the contract's, and the program's flags take the same
- * ranges. A heartbeat under 10 ms would keep a core busy writing comments.
+ * ranges.
  */
 export const SERVICE_LIMITS = {
   maxBodyBytes: { default: 65_536, min: 1, max: 2 ** 30 },
   bodyTimeoutMs: { default: 10_000, min: 1, max: 3_600_000 },
-  heartbeatMs: { default: 15_000, min: 10, max: 3_600_000 },
+  heartbeatMs: HEARTBEAT_MS,
   maxStreams: { default: 10_000, min: 1, max: 1_000_000 },
   maxStreamsPerClient: { default: 20, min: 1, max: 1_000_000 },
 } as const satisfies Record<string, WholeLimit>;

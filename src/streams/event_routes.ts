@@ -6,7 +6,9 @@
 
 import { HttpError } from "../http/http_error.ts";
 import type { Handler, Method } from "../http/router.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, StoreEvent } from "../store/store.ts";
+import { authenticate, TOKEN_HEADER } from "../services/auth.ts";
+import { presenceTrackerOf } from "../presence/presence_tracker.ts";
 import {
   encodeEvent,
   EVENT_STREAM_CONTENT_TYPE,
@@ -66,7 +68,7 @@ const REFUSALS = {
  * not (the subscription lost, even if back by then) is not answered 200:
  * changes stored meanwhile reached neither the catch-up nor the stream.
  * Its reader is told to come back instead (503, `Retry-After`). A failure
- * releases the stream.
+ * releases the stream. `opened` is told of the stream once it is live.
  */
 async function openStream(
   store: Store,
@@ -74,6 +76,7 @@ async function openStream(
   topic: string,
   client: string,
   catchUp: (stream: EventStream) => Promise<void>,
+  opened?: (stream: EventStream) => void,
 ): Promise<Response> {
   const epoch = store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
@@ -91,7 +94,35 @@ async function openStream(
     throw NOT_FOLLOWING;
   }
   stream.live();
+  opened?.(stream);
   return new Response(stream.body, { headers: STREAM_HEADERS });
+}
+
+/**
+ * Who a stream is read by: the user its `X-Messaging-Token` names, or
+ * `undefined` without the header. A header that does not authenticate is
+ * refused (401), as on every other route, rather than opened anonymously:
+ * its reader would believe itself online when it is not.
+ */
+async function readerOf(
+  req: Request,
+  store: Store,
+): Promise<string | undefined> {
+  if (!req.headers.has(TOKEN_HEADER)) return undefined;
+  const user = await authenticate(req, store);
+  if (user === null) throw new HttpError(401);
+  return user.name;
+}
+
+/** The `presence` event's data for a change of presence or an unregistration. */
+function presenceData(
+  event: Extract<StoreEvent, { kind: "presence" | "unregistered" }>,
+): string {
+  return JSON.stringify(
+    event.kind === "presence"
+      ? { name: event.name, online: event.online }
+      : { name: event.name, registered: false },
+  );
 }
 
 /**
@@ -104,26 +135,39 @@ const head = () =>
     headers: STREAM_HEADERS,
   });
 
-/** The route of `GET /events`: the newest messages (or those after `Last-Event-ID`), then each new one. */
+/**
+ * The route of `GET /events`: the newest messages (or those after
+ * `Last-Event-ID`), then each new one, and every change of presence. A
+ * stream opened with `X-Messaging-Token` makes its user online while it
+ * is open.
+ */
 export function messageEventsRoute(
   store: Store,
   hub: StreamHub,
   clientOf: ClientAddressOf,
 ): Partial<Record<Method, Handler>> {
+  const presence = presenceTrackerOf(store);
   hub.feed("messages", () =>
     store.subscribe((event) => {
+      // Encoded once, for the first reader: an event nobody reads costs nothing.
+      let chunk: Uint8Array | undefined;
       if (event.kind === "message") {
-        // Encoded once, for the first reader: an event nobody reads costs nothing.
-        let chunk: Uint8Array | undefined;
         for (const stream of hub.readers("messages")) {
           chunk ??= encodeEvent("message", event.json, event.id);
           stream.deliver(event.id, chunk);
         }
+      } else if (event.kind === "presence" || event.kind === "unregistered") {
+        // No id: presence is no message, and a catch-up does not replay it.
+        for (const stream of hub.readers("messages")) {
+          chunk ??= encodeEvent("presence", presenceData(event));
+          stream.deliverLatest(chunk);
+        }
       } else if (event.kind === "reset") hub.endAll("messages");
     }));
   return {
-    GET: (req, info) =>
-      openStream(
+    GET: async (req, info) => {
+      const reader = await readerOf(req, store);
+      return openStream(
         store,
         hub,
         "messages",
@@ -152,7 +196,11 @@ export function messageEventsRoute(
           // than what a reader without an id gets.
           stream.lastId = recent.newestId;
         },
-      ),
+        reader === undefined
+          ? undefined
+          : (stream) => stream.whenEnded(presence.streamOpened(reader)),
+      );
+    },
     HEAD: head,
   };
 }

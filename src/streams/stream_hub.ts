@@ -50,6 +50,8 @@ export class EventStream {
   #open = true;
   /** Events that arrived while the stream was catching up, delivered after it. */
   #held: { id: number; chunk: Uint8Array }[] | undefined = [];
+  /** Told once, when the stream ends or its reader leaves. */
+  #onEnd: (() => void) | undefined;
 
   /** Opens a stream of `client` in `hub`; held (catching up) until {@linkcode EventStream.live}. */
   constructor(hub: StreamHub, client: string) {
@@ -62,6 +64,11 @@ export class EventStream {
       cancel: () => this.#release(),
       // desiredSize then goes down by the bytes waiting for the reader.
     }, new ByteLengthQueuingStrategy({ highWaterMark: 0 }));
+  }
+
+  /** Has `listener` told once, when the stream ends or its reader leaves (one listener; a second replaces it). */
+  whenEnded(listener: () => void): void {
+    this.#onEnd = listener;
   }
 
   /** Whether the stream is still open: not ended, and its reader still there. */
@@ -129,6 +136,7 @@ export class EventStream {
     if (!this.#open) return;
     this.#open = false;
     this.#hub.release(this);
+    this.#onEnd?.();
   }
 }
 

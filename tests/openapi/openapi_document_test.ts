@@ -107,6 +107,9 @@ Deno.test("every answer of the running program matches the document", async () =
     await call("POST", "/users", "full");
     await call("GET", "/users", undefined, token);
     await call("GET", "/users", undefined, "José-0000");
+    await call("GET", "/users/online", undefined, token);
+    await call("GET", "/users/online", undefined, "José-0000");
+    await call("GET", "/events", undefined, "José-0000");
     await call("POST", "/", '{"text":"hi","mood":"good"}', token);
     await call("POST", "/", '{"text":"red","color":"red"}', token);
     await call("POST", "/", "{", token);
