@@ -14,13 +14,14 @@ import {
 } from "../operations/rate_limit.ts";
 import { SERVICE_LIMITS } from "../services/service_options.ts";
 import { isStoreSpec } from "../store/open_store.ts";
-import { STORE_LIMITS } from "../store/store.ts";
+import { FORGET_USERS_AFTER, STORE_LIMITS } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   helpText,
   InvalidValue,
   listOption,
   oneOf,
+  optionalWhole,
   type OptionTable,
   type OptionValues,
   readOptions,
@@ -148,6 +149,13 @@ export const OPTIONS = {
     variable: { name: "LMS_MAX_USERS", serve: true },
     help: "users registered at once; past it 503",
     ...whole(STORE_LIMITS.maxUsers),
+  }),
+  forgetUsersAfter: valueOption({
+    flag: "forget-users-after",
+    variable: { name: "LMS_FORGET_USERS_AFTER", serve: true },
+    help:
+      "unregister a user offline (no authenticated event stream) and without an authenticated request for N seconds, as DELETE /users would",
+    ...optionalWhole(FORGET_USERS_AFTER, "never"),
   }),
   store: valueOption({
     flag: "store",

@@ -10,6 +10,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import {
   isWithin,
   type WholeLimit,
+  type WholeRange,
   wholeRangeText,
 } from "../store/whole_range.ts";
 
@@ -136,6 +137,18 @@ export function whole(limit: WholeLimit): ValueParser<number> {
       return value;
     },
   };
+}
+
+/**
+ * A whole number within `range`, or `undefined` (shown as `shownDefault`)
+ * when not given: an option that is off unless set.
+ */
+export function optionalWhole(
+  range: WholeRange,
+  shownDefault: string,
+): ValueParser<number | undefined> {
+  const { placeholder, values, parse } = whole({ ...range, default: 0 });
+  return { placeholder, values, default: undefined, shownDefault, parse };
 }
 
 /** One of `choices` (`a, b or c`), shown as `placeholder`. */

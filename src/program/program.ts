@@ -51,6 +51,8 @@ export async function setUpProgram(
     redisPrefix: config.redisPrefix,
     history: config.history,
     maxUsers: config.maxUsers,
+    forgetUsersAfter: config.forgetUsersAfter,
+    heartbeatMs: config.heartbeatMs,
     onStatus: log.report,
   });
   const clientOf = clientAddressOf({ trustProxy: config.trustProxy });
