@@ -9,11 +9,12 @@
  * unanswered one is sent again, and after an unknown outcome the process
  * says its whole set again (`set`), which drops anything stale.
  *
- * Every process beats every half heartbeat, pushing its record's expiry to
- * two heartbeats ahead and dropping the holds of processes whose record
- * expired: a process that dies takes its users offline within 2.5
- * heartbeats (the contract allows 3). A process stalled past its expiry
- * finds its record gone at its next beat and says its set again.
+ * Every process beats every quarter heartbeat, pushing its record's expiry
+ * to two heartbeats ahead and dropping the holds of processes whose record
+ * expired: a process that dies takes its users offline within 2.25
+ * heartbeats (the contract allows 3), and a live one may stall for 1.75
+ * before it is taken for dead. A process stalled past its expiry finds its
+ * record gone at its next beat and says its set again.
  *
  * With forgetting, authenticated requests only note the name; the notes go
  * to Redis in one script per sweep interval (`forgetSweepMs`), just before
@@ -43,7 +44,7 @@ export interface PresenceOptions {
   gate: CommandGate;
   keys: PresenceKeys;
   subscription: Subscription;
-  /** The heartbeat: beats come every half of it, and a record lives two. */
+  /** The heartbeat: beats come every quarter of it, and a record lives two. */
   heartbeatMs: number;
   /** Forget users idle this many seconds; never when absent. */
   forgetUsersAfter?: number;
@@ -110,7 +111,7 @@ export class RedisPresence {
     this.#keys = options.keys;
     this.#lifetimeMs = 2 * options.heartbeatMs;
     this.#online = new LocalCopy(options.subscription);
-    const beatMs = Math.max(5, options.heartbeatMs / 2);
+    const beatMs = Math.max(5, options.heartbeatMs / 4);
     this.#timers.push(setInterval(() => this.#beat(), beatMs));
     const forget = options.forgetUsersAfter;
     if (forget !== undefined) {

@@ -82,8 +82,8 @@ export interface RedisStoreOptions extends StoreLimits {
   onStatus?: (message: string, level: "error" | "info") => void;
   /**
    * The event streams' heartbeat (`--heartbeat-ms`), 10 to 3,600,000 ms:
-   * this process refreshes its presence record every half of it, and when
-   * the process dies its users go offline within 2.5 times it.
+   * this process refreshes its presence record every quarter of it, and
+   * when the process dies its users go offline within 2.25 times it.
    * Default 15,000.
    */
   heartbeatMs?: number;

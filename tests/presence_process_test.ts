@@ -1,0 +1,258 @@
+/**
+ * Presence and forgetting with the real program: processes sharing one
+ * real `redis-server`, killed (-9), stopped, frozen and thawed while they
+ * hold readers; and the memory store in one process.
+ */
+
+import assert from "node:assert/strict";
+import { utf8Header } from "./_support/call.ts";
+import { type EventReader, readEvents } from "./_support/event_reader.ts";
+import { type RunningServer, startServer } from "./_support/program.ts";
+import {
+  type RedisServer,
+  redisServerPath,
+  startRedis,
+} from "./_support/redis_server.ts";
+
+const ignore = redisServerPath() === undefined;
+
+/** Runs `fn` with a Redis server and a way to start programs on it under one prefix; stops them all after. */
+async function withPrograms(
+  fn: (
+    start: (args?: string[]) => Promise<RunningServer>,
+    redis: RedisServer,
+  ) => Promise<void>,
+): Promise<void> {
+  const redis = await startRedis();
+  const prefix = `--redis-prefix=p${crypto.randomUUID().slice(0, 8)}:`;
+  const servers: RunningServer[] = [];
+  try {
+    await fn(async (args = []) => {
+      const server = await startServer([
+        `--store=${redis.url}`,
+        prefix,
+        "--quiet",
+        ...args,
+      ]);
+      servers.push(server);
+      return server;
+    }, redis);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
+    await redis.kill();
+  }
+}
+
+async function register(url: string, name: string): Promise<string> {
+  const res = await fetch(`${url}users`, { method: "POST", body: name });
+  assert.equal(res.status, 200);
+  return (await res.json()).token;
+}
+
+/** `GET /events`, as `token`'s user when given. */
+async function follow(url: string, token?: string): Promise<EventReader> {
+  const res = await fetch(`${url}events`, {
+    headers: token === undefined
+      ? {}
+      : { "x-messaging-token": utf8Header(token) },
+  });
+  assert.equal(res.status, 200);
+  return readEvents(res.body!);
+}
+
+/** The next presence event's data (messages skipped), waiting up to `timeoutMs`. */
+async function nextPresence(
+  events: EventReader,
+  timeoutMs = 10_000,
+): Promise<unknown> {
+  const deadline = Date.now() + timeoutMs;
+  for (let i = 0; i < 1000; i++) {
+    const [event] = await events.events(1, Math.max(1, deadline - Date.now()));
+    if (event.event === "presence") return JSON.parse(event.data);
+  }
+  throw new Error("no presence event");
+}
+
+async function online(url: string, token: string): Promise<string[]> {
+  const res = await fetch(`${url}users/online`, {
+    headers: { "x-messaging-token": utf8Header(token) },
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()).online;
+}
+
+async function users(url: string, token: string): Promise<Response> {
+  return await fetch(`${url}users`, {
+    headers: { "x-messaging-token": utf8Header(token) },
+  });
+}
+
+const HEARTBEAT_MS = 1000;
+
+Deno.test({
+  name:
+    "kill -9 of the process holding a user's stream takes the user offline everywhere within 3 × --heartbeat-ms",
+  ignore,
+  async fn() {
+    await withPrograms(async (start) => {
+      const args = [`--heartbeat-ms=${HEARTBEAT_MS}`];
+      const a = await start(args);
+      const b = await start(args);
+      const ann = await register(a.url, "ann");
+      const bob = await register(b.url, "bob");
+      const watcher = await follow(b.url);
+      const annStream = await follow(a.url, ann);
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: true,
+      });
+      assert.deepEqual(await online(b.url, bob), ["ann"]);
+      const killed = performance.now();
+      a.process.kill("SIGKILL");
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: false,
+      });
+      const tookMs = performance.now() - killed;
+      console.log(`offline ${Math.round(tookMs)} ms after kill -9`);
+      assert.ok(tookMs <= 3 * HEARTBEAT_MS, `took ${tookMs} ms`);
+      assert.deepEqual(await online(b.url, bob), []);
+      await annStream.close();
+      await watcher.close();
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a process frozen past its record's expiry takes its users offline; thawed, it brings them back",
+  ignore,
+  async fn() {
+    await withPrograms(async (start) => {
+      const args = [`--heartbeat-ms=${HEARTBEAT_MS}`];
+      const a = await start(args);
+      const b = await start(args);
+      const ann = await register(a.url, "ann");
+      const bob = await register(b.url, "bob");
+      const watcher = await follow(b.url);
+      const annStream = await follow(a.url, ann);
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: true,
+      });
+      a.process.kill("SIGSTOP");
+      try {
+        assert.deepEqual(await nextPresence(watcher), {
+          name: "ann",
+          online: false,
+        });
+      } finally {
+        a.process.kill("SIGCONT");
+      }
+      // Its next beat finds its record gone, and it says again what it holds.
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: true,
+      });
+      assert.deepEqual(await online(b.url, bob), ["ann"]);
+      await annStream.close();
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: false,
+      });
+      await watcher.close();
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "a process stopped by SIGTERM takes its users offline at once, not at its record's expiry",
+  ignore,
+  async fn() {
+    await withPrograms(async (start) => {
+      // A heartbeat so long that only the stop itself can explain it.
+      const args = ["--heartbeat-ms=60000"];
+      const a = await start(args);
+      const b = await start(args);
+      const ann = await register(a.url, "ann");
+      const watcher = await follow(b.url);
+      const annStream = await follow(a.url, ann);
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: true,
+      });
+      const stopped = a.stop("SIGTERM");
+      assert.deepEqual(await nextPresence(watcher, 10_000), {
+        name: "ann",
+        online: false,
+      });
+      assert.equal(await stopped, 0);
+      await annStream.close();
+      await watcher.close();
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "--forget-users-after across two processes: idle users are forgotten everywhere, active and online ones kept",
+  ignore,
+  async fn() {
+    await withPrograms(async (start) => {
+      const args = ["--forget-users-after=1", `--heartbeat-ms=${HEARTBEAT_MS}`];
+      const a = await start(args);
+      const b = await start(args);
+      const idle = await register(a.url, "idle");
+      const busy = await register(a.url, "busy");
+      const here = await register(a.url, "here");
+      const watcher = await follow(b.url);
+      const hereStream = await follow(a.url, here);
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "here",
+        online: true,
+      });
+      // "busy" makes a request through the other process every 300 ms.
+      let forgotten: unknown;
+      for (let i = 0; i < 20 && forgotten === undefined; i++) {
+        assert.equal((await users(b.url, busy)).status, 200);
+        forgotten = await nextPresence(watcher, 300).catch(() => undefined);
+      }
+      assert.deepEqual(forgotten, { name: "idle", registered: false });
+      assert.equal((await users(a.url, idle)).status, 401);
+      assert.equal((await users(b.url, busy)).status, 200);
+      assert.deepEqual(await online(b.url, busy), ["here"]);
+      // Offline, "here" is forgotten like any idle user.
+      await hereStream.close();
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "here",
+        online: false,
+      });
+      assert.deepEqual(await nextPresence(watcher, 5000), {
+        name: "here",
+        registered: false,
+      });
+      // The names are free again, through either process.
+      await register(b.url, "idle");
+      await register(a.url, "here");
+      await watcher.close();
+    });
+  },
+});
+
+Deno.test("--forget-users-after on the memory store: an idle user is forgotten and its name is free", async () => {
+  const server = await startServer(["--quiet", "--forget-users-after=1"]);
+  try {
+    const token = await register(server.url, "ghost");
+    const watcher = await follow(server.url);
+    assert.deepEqual(await nextPresence(watcher, 5000), {
+      name: "ghost",
+      registered: false,
+    });
+    assert.equal((await users(server.url, token)).status, 401);
+    await register(server.url, "ghost");
+    await watcher.close();
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
+});
