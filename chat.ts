@@ -5,7 +5,8 @@
  * red ones in red, and redraws them as they arrive on the service's event
  * stream; over a pipe it reads one line per message or command and writes
  * each new message as one line, for scripts. Commands: `/red`, `/black`, `/users`, `/help`, `/quit` (also
- * Ctrl-C and Ctrl-D), which unregisters before it exits.
+ * Ctrl-C and Ctrl-D), which unregisters before it exits. Who comes online,
+ * goes offline or leaves is told as it happens.
  * @module
  */
 
@@ -13,6 +14,7 @@ import { parseArgs } from "node:util";
 import stringWidth from "string-width";
 import {
   type Message,
+  type MessageStreamEvent,
   MessagingClient,
   ServiceError,
 } from "./src/client/client.ts";
@@ -24,7 +26,9 @@ const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
   --help       show this help and exit
 
 In the chat: /red and /black pick the color of what you send, /users lists
-who is here, /quit (or Ctrl-C, Ctrl-D) leaves and unregisters.
+who is online (and who else is registered), /quit (or Ctrl-C, Ctrl-D)
+leaves and unregisters. Others coming online, going offline or leaving are
+told as it happens.
 
 The exit status is 1 when a line read was not sent, or when input over a
 pipe ended before the chat joined (the service unreachable, or no name
@@ -226,6 +230,34 @@ function ttyTerminal(title: () => string): Terminal {
   };
 }
 
+/**
+ * What `/users` says: who is online (an event stream open as them, this
+ * chat's own included), then who else is registered.
+ */
+async function whoIsHere(client: MessagingClient): Promise<string> {
+  const [online, users] = await Promise.all([client.online(), client.users()]);
+  const here = new Set(online);
+  const away = users.filter((name) => !here.has(name));
+  const list = (names: string[]) => names.map(printable).join(", ");
+  return `Online: ${list(online) || "nobody"}` +
+    (away.length > 0 ? `; also registered: ${list(away)}` : "");
+}
+
+/** A line telling a change of presence, or `undefined` for one not worth telling (this chat's own coming and going). */
+function presenceNotice(
+  event: Extract<MessageStreamEvent, { type: "presence" | "unregistered" }>,
+  me: string | undefined,
+): string | undefined {
+  const who = printable(event.name);
+  if (event.type === "unregistered") {
+    return event.name === me
+      ? `You (${who}) were unregistered.`
+      : `${who} left.`;
+  }
+  if (event.name === me) return undefined;
+  return event.online ? `${who} is online.` : `${who} went offline.`;
+}
+
 /** `fetch` fails with a TypeError when the service cannot be reached at all. */
 const unreachable = (error: unknown) => error instanceof TypeError;
 
@@ -348,79 +380,15 @@ export async function chat(
   term.setPrompt("> ");
   term.notice(`Joined as ${client.name}. Type a message, or /help.`);
 
-  // Messages arrive on the event stream as they are stored; the stream
-  // reconnects by itself with Last-Event-ID, so nothing retained is missed.
-  const newest: Message[] = [];
-  const following = new AbortController();
-  let streamLost = false;
-  const follow = (async () => {
-    try {
-      for await (
-        const event of client.events({
-          signal: following.signal,
-          onReconnect() {
-            if (!streamLost) {
-              term.notice("Lost the live stream; reconnecting every second.");
-            }
-            streamLost = true;
-          },
-        })
-      ) {
-        if (streamLost) term.notice("Reconnected to the live stream.");
-        streamLost = false;
-        if (event.type === "gap") {
-          term.notice(`${event.missed} messages went by while away.`);
-          continue;
-        }
-        newest.unshift(event.message);
-        newest.length = Math.min(newest.length, 5);
-        term.showMessage(event.message, newest);
-      }
-    } catch (error) {
-      if (!(error instanceof ServiceError)) throw error;
-      term.notice(`The live stream was refused: ${error.message}`);
-    }
-  })();
-
-  const sendIn = (next: "red" | "black") => () => {
-    color = next;
-    term.notice(`Now sending in ${next}.`);
-  };
-  // A Map, so a message such as "constructor" is never taken for a command.
-  const commands = new Map<string, () => Promise<void> | void>([
-    ["/red", sendIn("red")],
-    ["/black", sendIn("black")],
-    [
-      "/users",
-      async () =>
-        term.notice(
-          `Here: ${(await client.users()).map(printable).join(", ")}`,
-        ),
-    ],
-    ["/help", () =>
-      term.notice(
-        "/red, /black: the color you send in; /users: who is here; /quit: leave",
-      )],
-  ]);
-  const send = (text: string) => client.post(text, { color });
-  const unknown = (command: string) => () =>
-    term.notice(
-      `Unknown command ${
-        printable(command)
-      }: /help lists them; //text sends /text.`,
-    );
-  const actionOf = (line: string) => {
-    const command = line.trim();
-    // `//text` is the message `/text`.
-    if (command.startsWith("//")) return () => send(line.replace("/", ""));
-    if (command.startsWith("/")) {
-      return commands.get(command) ?? unknown(command);
-    }
-    return () => send(line);
-  };
-
-  /** After a restart the service has forgotten the name: take it again if it is free. */
-  const rejoin = async (): Promise<boolean> => {
+  /**
+   * After a restart (or `--forget-users-after`) the service has forgotten
+   * the name: take it again if it is free. Once at a time: a send and the
+   * stream may both find out.
+   */
+  let rejoining: Promise<boolean> | undefined;
+  const rejoin = () =>
+    rejoining ??= joinAgain().finally(() => rejoining = undefined);
+  const joinAgain = async (): Promise<boolean> => {
     const who = client.name!;
     try {
       await client.register(who);
@@ -441,6 +409,83 @@ export async function chat(
       );
       return false;
     }
+  };
+
+  // Messages arrive on the event stream as they are stored; the stream
+  // reconnects by itself with Last-Event-ID, so nothing retained is missed.
+  const newest: Message[] = [];
+  const following = new AbortController();
+  let streamLost = false;
+  const follow = (async () => {
+    // The stream is opened as this chat's user: a 401 says the service
+    // forgot it, and once joined again it follows as the new one.
+    for (let joins = 0; joins < 100; joins++) {
+      try {
+        for await (
+          const event of client.events({
+            signal: following.signal,
+            onReconnect() {
+              if (!streamLost) {
+                term.notice("Lost the live stream; reconnecting every second.");
+              }
+              streamLost = true;
+            },
+          })
+        ) {
+          if (streamLost) term.notice("Reconnected to the live stream.");
+          streamLost = false;
+          if (event.type === "gap") {
+            term.notice(`${event.missed} messages went by while away.`);
+            continue;
+          }
+          if (event.type === "presence" || event.type === "unregistered") {
+            const told = presenceNotice(event, client.name);
+            if (told !== undefined) term.notice(told);
+            continue;
+          }
+          newest.unshift(event.message);
+          newest.length = Math.min(newest.length, 5);
+          term.showMessage(event.message, newest);
+        }
+        return;
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        if (error.status === 401 && await rejoin()) continue;
+        term.notice(`The live stream was refused: ${error.message}`);
+        return;
+      }
+    }
+  })();
+
+  const sendIn = (next: "red" | "black") => () => {
+    color = next;
+    term.notice(`Now sending in ${next}.`);
+  };
+  // A Map, so a message such as "constructor" is never taken for a command.
+  const commands = new Map<string, () => Promise<void> | void>([
+    ["/red", sendIn("red")],
+    ["/black", sendIn("black")],
+    ["/users", async () => term.notice(await whoIsHere(client))],
+    ["/help", () =>
+      term.notice(
+        "/red, /black: the color you send in; /users: who is online; /quit: leave",
+      )],
+  ]);
+  const send = (text: string) => client.post(text, { color });
+  const unknown = (command: string) => () =>
+    term.notice(
+      `Unknown command ${
+        printable(command)
+      }: /help lists them; //text sends /text.`,
+    );
+  const actionOf = (line: string) => {
+    const command = line.trim();
+    // `//text` is the message `/text`.
+    if (command.startsWith("//")) return () => send(line.replace("/", ""));
+    if (command.startsWith("/")) {
+      return commands.get(command) ?? unknown(command);
+    }
+    return () => send(line);
   };
 
   let notSent = 0;

@@ -105,12 +105,42 @@ Deno.test("chat over a pipe: asks again for a refused name, sends, receives, lis
     ]);
 
     await chat.type("/users");
-    await chat.waitFor("Here: bob, alice");
+    await chat.waitFor("* Online: alice; also registered: bob\n");
     await chat.type("/quit");
     const { code, stderr } = await chat.status();
     assert.equal(code, 0, stderr);
     assert.match(chat.output(), /Goodbye, alice\.\n$/);
     assert.deepEqual(await bob.users(), ["bob"]);
+  });
+});
+
+Deno.test("chat tells who comes online, goes offline and leaves; /users lists who is online; the chat itself is online while it runs", async () => {
+  await withServer(async (server) => {
+    const chat = startChat([`--url=${server.url}`, "--name=alice"]);
+    await chat.waitFor("Joined as alice.");
+    const bob = new MessagingClient(server.url);
+    await bob.register("bob");
+    for (let i = 0; i < 100; i++) {
+      if ((await bob.online()).includes("alice")) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(await bob.online(), ["alice"]);
+    const following = new AbortController();
+    const stream = (async () => {
+      for await (const _ of bob.events({ signal: following.signal }));
+    })();
+    await chat.waitFor("* bob is online.\n");
+    await chat.type("/users");
+    await chat.waitFor("* Online: alice, bob\n");
+    following.abort();
+    await stream;
+    await chat.waitFor("* bob went offline.\n");
+    await bob.unregister();
+    await chat.waitFor("* bob left.\n");
+    // Its own coming online is not told.
+    assert.doesNotMatch(chat.output(), /alice is online/);
+    await chat.type("/quit");
+    assert.equal((await chat.status()).code, 0);
   });
 });
 
@@ -261,7 +291,7 @@ Deno.test("chat: a URL with no messaging service is said so, and it exits 1", as
   }
 });
 
-Deno.test("chat: after the service restarts it joins again with the same name and sends", async () => {
+Deno.test("chat: after the service restarts it joins again with the same name, follows and sends", async () => {
   const port = freePort();
   const args = ["--quiet", `--port=${port}`];
   let server = await startServer(args);
@@ -270,17 +300,25 @@ Deno.test("chat: after the service restarts it joins again with the same name an
     await chat.waitFor("Joined as phoenix.");
     await server.stop();
     server = await startServer(args);
-    await chat.type("still here");
+    // Its stream comes back with the forgotten token, is refused, and the
+    // chat joins again by itself, then follows as the new user.
     await chat.waitFor("joined again as phoenix");
     const reader = new MessagingClient(server.url);
+    await reader.register("reader");
     for (let i = 0; i < 100; i++) {
-      if ((await reader.messages()).length > 0) break;
+      if ((await reader.online()).includes("phoenix")) break;
       await new Promise((r) => setTimeout(r, 50));
     }
+    assert.deepEqual(await reader.online(), ["phoenix"]);
+    await reader.post("welcome back");
+    await chat.waitFor("reader: welcome back");
+    await chat.type("still here");
+    await chat.waitFor("phoenix: still here");
     assert.deepEqual(
       (await reader.messages()).map((m) => [m.user, m.text]),
-      [["phoenix", "still here"]],
+      [["phoenix", "still here"], ["reader", "welcome back"]],
     );
+    assert.equal(chat.output().match(/joined again as phoenix/g)?.length, 1);
     await chat.type("/quit");
     assert.equal((await chat.status()).code, 0);
   } finally {
@@ -366,7 +404,7 @@ Deno.test({
         await tmux("send-keys", "-t", "chat", "/users", "Enter");
         await tmux("send-keys", "-t", "chat", "/help", "Enter");
         const both = await waitForScreen(/\/red, \/black: the color/);
-        assert.match(both, /Here: carol, bob/);
+        assert.match(both, /Online: carol; also registered: bob/);
 
         await bob.post("日本語のとても長いメッセージです、端末の幅を超えます");
         await waitForScreen(/bob: 日本語/);

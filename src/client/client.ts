@@ -69,8 +69,9 @@ export interface Message {
 }
 
 /**
- * What {@linkcode MessagingClient.events} yields: a message with its id, or
- * how many messages were missed because the history no longer held them.
+ * What {@linkcode MessagingClient.events} yields: a message with its id;
+ * how many messages were missed because the history no longer held them;
+ * a user come online or gone offline; or a user unregistered.
  *
  * @example Showing the stream
  * ```ts
@@ -99,7 +100,9 @@ export interface Message {
  */
 export type MessageStreamEvent =
   | { type: "message"; id: number; message: Message }
-  | { type: "gap"; missed: number };
+  | { type: "gap"; missed: number }
+  | { type: "presence"; name: string; online: boolean }
+  | { type: "unregistered"; name: string };
 
 /**
  * Options of both clients.
@@ -123,6 +126,11 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
+/** The credential header for `token`, as UTF-8 bytes (names beyond U+00FF travel only so); none without one. */
+function tokenHeaders(token: string | undefined): Record<string, string> {
+  return token === undefined ? {} : { "x-messaging-token": headerValue(token) };
+}
+
 /** The shared part of both clients: one request, one JSON answer or a {@linkcode ServiceError}. */
 class JsonClient {
   readonly #base: URL;
@@ -135,9 +143,18 @@ class JsonClient {
     this.#fetch = options.fetch ?? fetch;
   }
 
-  /** Follows the event stream at `path`. */
-  follow(path: string, options?: FollowOptions) {
-    return followEventStream(this.#fetch, new URL(path, this.#base), options);
+  /** Follows the event stream at `path`, as `token()`'s user while it holds one. */
+  follow(
+    path: string,
+    options?: FollowOptions,
+    token: () => string | undefined = () => undefined,
+  ) {
+    return followEventStream(
+      this.#fetch,
+      new URL(path, this.#base),
+      options,
+      () => tokenHeaders(token()),
+    );
   }
 
   async request<T>(
@@ -145,10 +162,7 @@ class JsonClient {
     path: string,
     init: { body?: string; token?: string } = {},
   ): Promise<T> {
-    const headers: Record<string, string> = {};
-    if (init.token !== undefined) {
-      headers["x-messaging-token"] = headerValue(init.token);
-    }
+    const headers = tokenHeaders(init.token);
     const res = await this.#fetch(new URL(path, this.#base), {
       method,
       headers,
@@ -241,6 +255,16 @@ export class MessagingClient {
     return users;
   }
 
+  /** `GET /users/online`: the registered names online now (an event stream open as them), in registration order. */
+  async online(): Promise<string[]> {
+    const { online } = await this.#http.request<{ online: string[] }>(
+      "GET",
+      "users/online",
+      { token: this.#credential() },
+    );
+    return online;
+  }
+
   /** `DELETE /users`: unregisters, forgets the token, and returns the name. */
   async unregister(): Promise<string> {
     const { Goodbye } = await this.#http.request<{ Goodbye: string }>(
@@ -275,10 +299,15 @@ export class MessagingClient {
    * with `lastEventId`, every retained one after it), then each new one,
    * reconnecting with `Last-Event-ID` whenever the connection drops so none
    * is missed while the history holds it. A `gap` says how many were
-   * missed because they had already left the history.
+   * missed because they had already left the history. Between them come
+   * changes of presence, which are not replayed on reconnecting
+   * ({@linkcode MessagingClient.online} gives the state). While the client
+   * holds a token the stream is opened as its user, who is online while it
+   * is open.
    */
   async *events(options?: FollowOptions): AsyncGenerator<MessageStreamEvent> {
-    for await (const event of this.#http.follow("events", options)) {
+    const stream = this.#http.follow("events", options, () => this.token);
+    for await (const event of stream) {
       if (event.event === "message") {
         yield {
           type: "message",
@@ -287,9 +316,20 @@ export class MessagingClient {
         };
       } else if (event.event === "gap") {
         yield { type: "gap", missed: JSON.parse(event.data).missed };
+      } else if (event.event === "presence") {
+        yield presenceEvent(JSON.parse(event.data));
       }
     }
   }
+}
+
+/** A `presence` event's data as the client yields it. */
+function presenceEvent(
+  data: { name: string; online?: boolean; registered?: boolean },
+): MessageStreamEvent {
+  return data.registered === false
+    ? { type: "unregistered", name: data.name }
+    : { type: "presence", name: data.name, online: data.online === true };
 }
 
 /**

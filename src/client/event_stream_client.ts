@@ -58,12 +58,14 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
 /**
  * The events of the stream at `url`, for as long as `options.signal` allows.
  * A refusal the client cannot fix by waiting (4xx) ends it with a
- * {@linkcode ServiceError}; anything else is retried.
+ * {@linkcode ServiceError}; anything else is retried. `headers` are asked
+ * for on every connection, so a credential changed meanwhile is sent.
  */
 export async function* followEventStream(
   fetchFn: typeof fetch,
   url: URL,
   options: FollowOptions = {},
+  headers: () => Record<string, string> = () => ({}),
 ): AsyncGenerator<EventSourceMessage> {
   const { signal } = options;
   let lastEventId = options.lastEventId?.toString();
@@ -74,8 +76,8 @@ export async function* followEventStream(
     try {
       const res = await fetchFn(url, {
         headers: lastEventId === undefined
-          ? {}
-          : { "last-event-id": lastEventId },
+          ? headers()
+          : { ...headers(), "last-event-id": lastEventId },
         signal,
       });
       if (!res.ok || res.body === null) {

@@ -206,3 +206,51 @@ Deno.test("QuoteClient.events(): the quote, then each replacement; a URL without
     await server.stop();
   }
 });
+
+Deno.test("events() of a client holding a token makes its user online, and yields presence and unregistrations; online() lists who is online", async () => {
+  const server = await startServer(["--quiet"]);
+  try {
+    const ivan = new MessagingClient(server.url);
+    const ann = new MessagingClient(server.url);
+    await ivan.register("Иван");
+    await ann.register("ann");
+    await refused(new MessagingClient(server.url).online(), 401, []);
+    assert.deepEqual(await ann.online(), []);
+    const watching = new AbortController();
+    const seen: unknown[] = [];
+    const watcher = (async () => {
+      for await (
+        const event of new MessagingClient(server.url).events({
+          signal: watching.signal,
+        })
+      ) {
+        if (event.type !== "message") seen.push(event);
+      }
+    })();
+    const following = new AbortController();
+    const follower = (async () => {
+      for await (const _ of ivan.events({ signal: following.signal }));
+    })();
+    const until = async (count: number) => {
+      for (let i = 0; i < 200 && seen.length < count; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    await until(1);
+    assert.deepEqual(await ann.online(), ["Иван"]);
+    following.abort();
+    await follower;
+    await until(2);
+    await ivan.unregister();
+    await until(3);
+    watching.abort();
+    await watcher;
+    assert.deepEqual(seen, [
+      { type: "presence", name: "Иван", online: true },
+      { type: "presence", name: "Иван", online: false },
+      { type: "unregistered", name: "Иван" },
+    ]);
+  } finally {
+    await server.stop();
+  }
+});
