@@ -1,7 +1,8 @@
 /**
  * `deno task screenshots`: the chat page's pictures in `docs/`, taken in
  * real Chromium against the real program mid-conversation: desktop light,
- * phone-width dark, and two people side by side.
+ * phone-width dark, two people side by side, and who is online after one
+ * more joined and another came and went.
  * @module
  */
 
@@ -93,8 +94,31 @@ try {
     new URL("chat-two-tabs.png", DOCS),
     await canvas.screenshot(),
   );
+
+  // Who is online: Cleo joins and speaks; Dee joins, then closes the tab
+  // without leaving, and is listed no more.
+  const cleo = await open(
+    browser,
+    server,
+    { width: 800, height: 600 },
+    "light",
+  );
+  await join(cleo, "Cleo");
+  await say(cleo, "Joining late, catching up on the thread.");
+  const dee = await open(browser, server, { width: 800, height: 600 }, "light");
+  await join(dee, "Dee");
+  await ann.locator("#users li", { hasText: "Dee" }).waitFor();
+  await dee.context().close();
+  await ann.locator("#users li", { hasText: "Dee" }).waitFor({
+    state: "detached",
+  });
+  await ann.locator("#users li", { hasText: "Cleo" }).waitFor();
+  await Deno.writeFile(
+    new URL("chat-online.png", DOCS),
+    await ann.screenshot(),
+  );
   console.log(
-    "wrote docs/chat-desktop-light.png, chat-phone-dark.png, chat-two-tabs.png",
+    "wrote docs/chat-desktop-light.png, chat-phone-dark.png, chat-two-tabs.png, chat-online.png",
   );
 } finally {
   await browser.close();

@@ -47,8 +47,6 @@ const ui = {
 
 /** @type {string | null} */
 let token = sessionStorage.getItem(TOKEN_KEY);
-/** @type {Set<string>} */
-let knownUsers = new Set();
 
 /** The name is everything before the token's first `-`: names cannot hold one. */
 function nameOf(/** @type {string} */ credential) {
@@ -124,46 +122,84 @@ function showJoined(/** @type {boolean} */ joined) {
   ui.postForm.hidden = !joined;
   ui.usersPanel.hidden = !joined;
   if (joined && token) ui.me.textContent = nameOf(token);
-  if (!joined) {
-    ui.users.replaceChildren();
-    knownUsers = new Set();
-  }
+  if (!joined) showOnline([]);
 }
 
 function signOut(/** @type {string} */ reason) {
+  const wasSignedIn = token !== null;
   token = null;
   sessionStorage.removeItem(TOKEN_KEY);
   showJoined(false);
   showError(ui.joinError, reason);
   ui.name.focus();
+  // The stream was the user's: follow on as nobody.
+  if (wasSignedIn) followMessages();
+}
+
+/**
+ * Who is online, in the order the panel shows them: as `GET /users/online`
+ * last said, then changed by each presence event.
+ * @type {string[]}
+ */
+let online = [];
+/**
+ * Presence events that came while the list was being fetched: applied
+ * again on top of it, as the list may have been taken before them.
+ * @type {any[] | null}
+ */
+let presenceWhileLoading = null;
+
+function showOnline(/** @type {string[]} */ names) {
+  online = names;
+  ui.users.replaceChildren(
+    ...names.map((name) => {
+      const item = document.createElement("li");
+      item.textContent = name;
+      return item;
+    }),
+  );
+}
+
+/** A presence event's change to the list: a name online goes last, one gone or unregistered leaves it. */
+function applyPresence(/** @type {any} */ change) {
+  const name = String(change?.name ?? "");
+  if (change?.online !== true) {
+    showOnline(online.filter((other) => other !== name));
+  } else if (!online.includes(name)) showOnline([...online, name]);
+}
+
+/** A presence event: the list changes, and the user learns if it was them who was unregistered. */
+function onPresence(/** @type {any} */ change) {
+  if (token && change?.registered === false && change.name === nameOf(token)) {
+    signOut("You were unregistered (away too long?); join again.");
+    return;
+  }
+  presenceWhileLoading?.push(change);
+  applyPresence(change);
 }
 
 /** @type {Promise<void> | null} */
 let refreshing = null;
-/** Asks for the user list, once at a time however many ask. */
-function refreshUsers() {
-  refreshing ??= loadUsers().finally(() => refreshing = null);
+/** Asks who is online, once at a time however many ask. */
+function refreshOnline() {
+  refreshing ??= loadOnline().finally(() => refreshing = null);
   return refreshing;
 }
 
-async function loadUsers() {
+async function loadOnline() {
   if (!token) return;
-  const res = await call("/users", { headers: authHeaders() });
+  presenceWhileLoading = [];
+  const res = await call("/users/online", { headers: authHeaders() });
+  const since = presenceWhileLoading;
+  presenceWhileLoading = null;
   if (typeof res === "string") return;
   if (res.status === 401) {
     signOut("You are no longer signed in; join again.");
     return;
   }
   if (!res.ok) return;
-  const { users } = await res.json();
-  knownUsers = new Set(users);
-  ui.users.replaceChildren(
-    ...users.map((/** @type {string} */ user) => {
-      const item = document.createElement("li");
-      item.textContent = user;
-      return item;
-    }),
-  );
+  showOnline((await res.json()).online.map(String));
+  for (const change of since) applyPresence(change);
 }
 
 function trimLog() {
@@ -203,8 +239,13 @@ function showMessage(/** @type {any} */ message) {
   text.textContent = String(message?.text ?? "");
   entry.append(author, text);
   appendEntry(entry);
-  if (token && user && !knownUsers.has(user)) refreshUsers();
 }
+
+/**
+ * The id of the newest message shown, so that a stream opened anew (on
+ * joining) resumes after it rather than starting over.
+ */
+let lastMessageId = "";
 
 /**
  * Follows an event stream. `EventSource` reconnects by itself (resuming
@@ -213,26 +254,107 @@ function showMessage(/** @type {any} */ message) {
  * @param {string} path
  * @param {Record<string, (data: string) => void>} handlers
  * @param {() => void} onFresh
+ * @returns {() => void} stops following
  */
 function follow(path, handlers, onFresh) {
-  const source = new EventSource(path);
-  let opened = false;
-  source.onopen = () => {
-    if (!opened) onFresh();
-    opened = true;
-    liveStreams.set(path, true);
-    showStatus();
-  };
-  source.onerror = () => {
-    liveStreams.set(path, false);
-    showStatus();
-    if (source.readyState === EventSource.CLOSED) {
-      setTimeout(() => follow(path, handlers, onFresh), RECONNECT_MS);
+  let stopped = false;
+  /** @type {EventSource} */
+  let source;
+  const open = () => {
+    source = new EventSource(path);
+    let opened = false;
+    source.onopen = () => {
+      if (!opened) onFresh();
+      opened = true;
+      liveStreams.set(path, true);
+      showStatus();
+    };
+    source.onerror = () => {
+      liveStreams.set(path, false);
+      showStatus();
+      if (source.readyState === EventSource.CLOSED && !stopped) {
+        setTimeout(() => stopped || open(), RECONNECT_MS);
+      }
+    };
+    for (const [name, handle] of Object.entries(handlers)) {
+      source.addEventListener(name, (event) => {
+        if (event.lastEventId) lastMessageId = event.lastEventId;
+        handle(event.data);
+      });
     }
   };
-  for (const [name, handle] of Object.entries(handlers)) {
-    source.addEventListener(name, (event) => handle(event.data));
-  }
+  open();
+  return () => {
+    stopped = true;
+    source.close();
+  };
+}
+
+/**
+ * Follows an event stream as the signed-in user, so that they show as
+ * online while the page is open: `EventSource` cannot send the token, so
+ * the stream is read with `fetch`. It resumes after the newest message
+ * shown, and reconnects after a second when the connection drops; a 401
+ * (the user is gone) signs out.
+ * @param {string} path
+ * @param {Record<string, (data: string) => void>} handlers
+ * @param {() => void} onOpen told each time the stream is open
+ * @returns {() => void} stops following
+ */
+function followAsUser(path, handlers, onOpen) {
+  const stop = new AbortController();
+  /** One event's lines: its name, its data, and its id if any. */
+  const dispatch = (/** @type {string} */ block) => {
+    let name = "message";
+    /** @type {string[]} */
+    const data = [];
+    for (const line of block.split("\n")) {
+      const colon = line.indexOf(":");
+      // A comment (the heartbeat), or a line without a field.
+      if (colon <= 0) continue;
+      const field = line.slice(0, colon);
+      const value = line.slice(colon + 1).replace(/^ /, "");
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+      else if (field === "id") lastMessageId = value;
+    }
+    if (data.length > 0) handlers[name]?.(data.join("\n"));
+  };
+  const connect = async () => {
+    try {
+      /** @type {Record<string, string>} */
+      const headers = authHeaders();
+      if (lastMessageId) headers["last-event-id"] = lastMessageId;
+      const res = await fetch(path, { headers, signal: stop.signal });
+      if (res.status === 401) {
+        signOut("You are no longer signed in; join again.");
+        return;
+      }
+      if (res.ok && res.body) {
+        liveStreams.set(path, true);
+        showStatus();
+        onOpen();
+        const reader = res.body.pipeThrough(new TextDecoderStream())
+          .getReader();
+        let pending = "";
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const blocks = (pending + value).split("\n\n");
+          pending = blocks.pop() ?? "";
+          blocks.forEach(dispatch);
+        }
+      }
+    } catch {
+      // Dropped, or stopped: either way this connection is over.
+    }
+    if (stop.signal.aborted) return;
+    liveStreams.set(path, false);
+    showStatus();
+    setTimeout(() => stop.signal.aborted || connect(), 1000);
+  };
+  connect();
+  return () => stop.abort();
 }
 
 /**
@@ -269,7 +391,7 @@ ui.joinForm.addEventListener("submit", async (event) => {
   ui.name.value = "";
   showJoined(true);
   ui.message.focus();
-  await refreshUsers();
+  followMessages();
 });
 
 ui.postForm.addEventListener("submit", async (event) => {
@@ -294,20 +416,27 @@ ui.postForm.addEventListener("submit", async (event) => {
 });
 
 ui.leave.addEventListener("click", async () => {
+  // The user's own stream would hear them leave: it stops first.
+  stopMessages?.();
+  stopMessages = null;
   const res = await call("/users", {
     method: "DELETE",
     headers: authHeaders(),
   });
   if (typeof res === "string") {
     showError(ui.postError, res);
+    followMessages();
     return;
   }
   // Gone already (401) is as good as leaving.
   if (res.ok || res.status === 401) signOut("");
-  else showError(ui.postError, await refusalOf(res));
+  else {
+    showError(ui.postError, await refusalOf(res));
+    followMessages();
+  }
 });
 
-ui.refreshUsers.addEventListener("click", () => refreshUsers());
+ui.refreshUsers.addEventListener("click", () => refreshOnline());
 
 ui.quoteForm.addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -321,13 +450,33 @@ ui.quoteForm.addEventListener("submit", async (event) => {
   else ui.quoteText.value = "";
 });
 
-follow("/events", {
+/** @type {Record<string, (data: string) => void>} */
+const messageHandlers = {
   message: (data) => showMessage(JSON.parse(data)),
   gap: (data) => {
     const missed = Number(JSON.parse(data).missed);
     notice(`${missed} message${missed === 1 ? "" : "s"} missed while away`);
   },
-}, () => ui.messages.replaceChildren());
+  presence: (data) => onPresence(JSON.parse(data)),
+};
+
+/** @type {(() => void) | null} */
+let stopMessages = null;
+/**
+ * Follows the messages as the signed-in user (online while the page is
+ * open, and who is online is refreshed whenever the stream opens), or as
+ * nobody; called again when the user joins or leaves.
+ */
+function followMessages() {
+  stopMessages?.();
+  stopMessages = token
+    ? followAsUser("/events", messageHandlers, refreshOnline)
+    : follow(
+      "/events",
+      messageHandlers,
+      () => ui.messages.replaceChildren(),
+    );
+}
 
 if (!ui.quotePanel.hidden) {
   follow("/quote/events", {
@@ -340,7 +489,7 @@ if (!ui.quotePanel.hidden) {
 // A reload rejoins as the same user while the token still authenticates.
 if (token) {
   showJoined(true);
-  refreshUsers();
 } else {
   ui.name.focus();
 }
+followMessages();

@@ -13,6 +13,7 @@ import {
   watchPage,
 } from "../_support/browser.ts";
 import { type RunningServer, startServer } from "../_support/program.ts";
+import { utf8Header } from "../_support/call.ts";
 
 /** How long a live message may take to show in another tab. */
 const LIVE_MS = 1000;
@@ -208,7 +209,85 @@ browserTest(
 );
 
 browserTest(
-  "a reload after the token stopped working asks for a name again, saying why",
+  "who is online: two tabs see each other live, a closed tab goes offline, one that leaves or is unregistered is gone",
+  [],
+  async (browser, server) => {
+    const ann = await openChat(browser, server);
+    const bob = await openChat(browser, server, "dark");
+    const onlineIn = (tab: Tab) =>
+      tab.page.locator("#users li").allTextContents();
+    const shows = (tab: Tab, names: string[]) =>
+      tab.page.waitForFunction(
+        (expected) =>
+          // Runs in the page; this file is checked without the DOM's types.
+          JSON.stringify(
+            [
+              ...(globalThis as unknown as {
+                document: {
+                  querySelectorAll(s: string): { textContent: string }[];
+                };
+              }).document.querySelectorAll("#users li"),
+            ].map((li) => li.textContent),
+          ) === expected,
+        JSON.stringify(names),
+      );
+    await join(ann, "Ann");
+    await join(bob, "Bob");
+    // Without a click: each sees the other come online.
+    await shows(ann, ["Ann", "Bob"]);
+    await shows(bob, ["Ann", "Bob"]);
+    assert.equal(
+      await ann.page.getByRole("heading", { name: "Online" }).count(),
+      1,
+    );
+
+    // A tab closed without leaving: its user goes offline for the others.
+    const cleo = await openChat(browser, server);
+    await join(cleo, "Cleo");
+    await shows(ann, ["Ann", "Bob", "Cleo"]);
+    await cleo.page.context().close();
+    await shows(ann, ["Ann", "Bob"]);
+    await shows(bob, ["Ann", "Bob"]);
+
+    // Leaving: gone from the other's panel at once.
+    await bob.page.getByRole("button", { name: "Leave" }).click();
+    await bob.page.getByRole("textbox", { name: "Name" }).waitFor();
+    await shows(ann, ["Ann"]);
+    assert.equal(await bob.page.locator("#join-error").textContent(), "");
+
+    // A reload: the list is asked again, and Ann is still online.
+    await ann.page.reload();
+    await shows(ann, ["Ann"]);
+    await join(bob, "Bob");
+    await shows(ann, ["Ann", "Bob"]);
+
+    // Unregistered from elsewhere with its token: the page says so.
+    const token = await ann.page.evaluate(() =>
+      sessionStorage.getItem("lms-token")
+    );
+    const res = await fetch(`${server.url}users`, {
+      method: "DELETE",
+      headers: { "x-messaging-token": utf8Header(token!) },
+    });
+    await res.body?.cancel();
+    await ann.page.getByRole("alert").filter({ hasText: "unregistered" })
+      .waitFor();
+    await ann.page.getByRole("textbox", { name: "Name" }).waitFor();
+    await shows(bob, ["Bob"]);
+    assert.deepEqual(await onlineIn(bob), ["Bob"]);
+    // Still following as nobody: messages keep coming.
+    await send(bob, "Anyone?");
+    await messageIn(ann, "Anyone?").waitFor({ timeout: LIVE_MS });
+
+    for (const tab of [ann, bob]) {
+      assert.deepEqual(tab.watch.foreignRequests, []);
+      assert.deepEqual(tab.watch.errors, []);
+    }
+  },
+);
+
+browserTest(
+  "a page opened again after its token stopped working asks for a name again, saying why",
   [],
   async (browser, server) => {
     const tab = await openChat(browser, server);
@@ -216,12 +295,15 @@ browserTest(
     const token = await tab.page.evaluate(() =>
       sessionStorage.getItem("lms-token")
     );
+    // Away from the page (an open page would hear it live), the token is
+    // used to leave; the tab keeps it in its sessionStorage.
+    await tab.page.goto("about:blank");
     const res = await fetch(`${server.url}users`, {
       method: "DELETE",
       headers: { "x-messaging-token": token! },
     });
     await res.body?.cancel();
-    await tab.page.reload();
+    await tab.page.goto(`${server.url}chat`);
     await tab.page.getByRole("alert").filter({ hasText: "join again" })
       .waitFor();
     await join(tab, "Cleo");
