@@ -14,8 +14,8 @@ import { parseArgs } from "node:util";
 import stringWidth from "string-width";
 import {
   type Message,
-  type MessageStreamEvent,
   MessagingClient,
+  type PresenceChange,
   ServiceError,
 } from "./src/client/client.ts";
 
@@ -245,17 +245,17 @@ async function whoIsHere(client: MessagingClient): Promise<string> {
 
 /** A line telling a change of presence, or `undefined` for one not worth telling (this chat's own coming and going). */
 function presenceNotice(
-  event: Extract<MessageStreamEvent, { type: "presence" | "unregistered" }>,
+  change: PresenceChange,
   me: string | undefined,
 ): string | undefined {
-  const who = printable(event.name);
-  if (event.type === "unregistered") {
-    return event.name === me
+  const who = printable(change.name);
+  if ("registered" in change) {
+    return change.name === me
       ? `You (${who}) were unregistered.`
       : `${who} left.`;
   }
-  if (event.name === me) return undefined;
-  return event.online ? `${who} is online.` : `${who} went offline.`;
+  if (change.name === me) return undefined;
+  return change.online ? `${who} is online.` : `${who} went offline.`;
 }
 
 /** `fetch` fails with a TypeError when the service cannot be reached at all. */
@@ -430,17 +430,16 @@ export async function chat(
               }
               streamLost = true;
             },
+            onPresence(change) {
+              const told = presenceNotice(change, client.name);
+              if (told !== undefined) term.notice(told);
+            },
           })
         ) {
           if (streamLost) term.notice("Reconnected to the live stream.");
           streamLost = false;
           if (event.type === "gap") {
             term.notice(`${event.missed} messages went by while away.`);
-            continue;
-          }
-          if (event.type === "presence" || event.type === "unregistered") {
-            const told = presenceNotice(event, client.name);
-            if (told !== undefined) term.notice(told);
             continue;
           }
           newest.unshift(event.message);

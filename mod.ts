@@ -71,8 +71,10 @@ export {
   type ClientOptions,
   type FollowOptions,
   type Message,
+  type MessageFollowOptions,
   type MessageStreamEvent,
   MessagingClient,
+  type PresenceChange,
   QuoteClient,
   ServiceError,
 } from "./src/client/client.ts";

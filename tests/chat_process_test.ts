@@ -68,6 +68,17 @@ async function assertFails(
   assert.equal(stderr, `error: ${message}\n`);
 }
 
+/** Waits, at most 5 s, until `client` is told exactly `names` are online. */
+async function onlineAre(client: MessagingClient, names: string[]) {
+  let online: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    online = await client.online();
+    if (JSON.stringify(online) === JSON.stringify(names)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.deepEqual(online, names);
+}
+
 async function withServer(fn: (server: RunningServer) => Promise<void>) {
   const server = await startServer(["--quiet"]);
   try {
@@ -120,11 +131,7 @@ Deno.test("chat tells who comes online, goes offline and leaves; /users lists wh
     await chat.waitFor("Joined as alice.");
     const bob = new MessagingClient(server.url);
     await bob.register("bob");
-    for (let i = 0; i < 100; i++) {
-      if ((await bob.online()).includes("alice")) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.deepEqual(await bob.online(), ["alice"]);
+    await onlineAre(bob, ["alice"]);
     const following = new AbortController();
     const stream = (async () => {
       for await (const _ of bob.events({ signal: following.signal }));
@@ -305,11 +312,7 @@ Deno.test("chat: after the service restarts it joins again with the same name, f
     await chat.waitFor("joined again as phoenix");
     const reader = new MessagingClient(server.url);
     await reader.register("reader");
-    for (let i = 0; i < 100; i++) {
-      if ((await reader.online()).includes("phoenix")) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.deepEqual(await reader.online(), ["phoenix"]);
+    await onlineAre(reader, ["phoenix"]);
     await reader.post("welcome back");
     await chat.waitFor("reader: welcome back");
     await chat.type("still here");

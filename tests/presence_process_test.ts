@@ -8,40 +8,10 @@ import assert from "node:assert/strict";
 import { utf8Header } from "./_support/call.ts";
 import { type EventReader, readEvents } from "./_support/event_reader.ts";
 import { type RunningServer, startServer } from "./_support/program.ts";
-import {
-  type RedisServer,
-  redisServerPath,
-  startRedis,
-} from "./_support/redis_server.ts";
+import { redisServerPath } from "./_support/redis_server.ts";
+import { withCluster } from "./_support/cluster.ts";
 
 const ignore = redisServerPath() === undefined;
-
-/** Runs `fn` with a Redis server and a way to start programs on it under one prefix; stops them all after. */
-async function withPrograms(
-  fn: (
-    start: (args?: string[]) => Promise<RunningServer>,
-    redis: RedisServer,
-  ) => Promise<void>,
-): Promise<void> {
-  const redis = await startRedis();
-  const prefix = `--redis-prefix=p${crypto.randomUUID().slice(0, 8)}:`;
-  const servers: RunningServer[] = [];
-  try {
-    await fn(async (args = []) => {
-      const server = await startServer([
-        `--store=${redis.url}`,
-        prefix,
-        "--quiet",
-        ...args,
-      ]);
-      servers.push(server);
-      return server;
-    }, redis);
-  } finally {
-    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
-    await redis.kill();
-  }
-}
 
 async function register(url: string, name: string): Promise<string> {
   const res = await fetch(`${url}users`, { method: "POST", body: name });
@@ -89,26 +59,53 @@ async function users(url: string, token: string): Promise<Response> {
 
 const HEARTBEAT_MS = 1000;
 
+/** What {@linkcode withAnnOnline} gives its test. */
+interface AnnOnline {
+  /** The process "ann" follows through. */
+  a: RunningServer;
+  /** The other process, where "bob" watches. */
+  b: RunningServer;
+  bob: string;
+  watcher: EventReader;
+  kill: (server: RunningServer) => void;
+}
+
+/**
+ * Two programs on one Redis with `args`: "ann" follows through the first,
+ * and an anonymous reader of the second has heard her come online.
+ */
+async function withAnnOnline(
+  args: string[],
+  fn: (cluster: AnnOnline) => Promise<void>,
+): Promise<void> {
+  await withCluster(2, args, async ([a, b], _redis, _start, kill) => {
+    const ann = await register(a.url, "ann");
+    const bob = await register(b.url, "bob");
+    const watcher = await follow(b.url);
+    const annStream = await follow(a.url, ann);
+    try {
+      assert.deepEqual(await nextPresence(watcher), {
+        name: "ann",
+        online: true,
+      });
+      await fn({ a, b, bob, watcher, kill });
+    } finally {
+      await annStream.close();
+      await watcher.close();
+    }
+  });
+}
+
 Deno.test({
   name:
     "kill -9 of the process holding a user's stream takes the user offline everywhere within 3 × --heartbeat-ms",
   ignore,
   async fn() {
-    await withPrograms(async (start) => {
-      const args = [`--heartbeat-ms=${HEARTBEAT_MS}`];
-      const a = await start(args);
-      const b = await start(args);
-      const ann = await register(a.url, "ann");
-      const bob = await register(b.url, "bob");
-      const watcher = await follow(b.url);
-      const annStream = await follow(a.url, ann);
-      assert.deepEqual(await nextPresence(watcher), {
-        name: "ann",
-        online: true,
-      });
+    const args = [`--heartbeat-ms=${HEARTBEAT_MS}`];
+    await withAnnOnline(args, async ({ a, b, bob, watcher, kill }) => {
       assert.deepEqual(await online(b.url, bob), ["ann"]);
       const killed = performance.now();
-      a.process.kill("SIGKILL");
+      kill(a);
       assert.deepEqual(await nextPresence(watcher), {
         name: "ann",
         online: false,
@@ -117,8 +114,6 @@ Deno.test({
       console.log(`offline ${Math.round(tookMs)} ms after kill -9`);
       assert.ok(tookMs <= 3 * HEARTBEAT_MS, `took ${tookMs} ms`);
       assert.deepEqual(await online(b.url, bob), []);
-      await annStream.close();
-      await watcher.close();
     });
   },
 });
@@ -128,18 +123,8 @@ Deno.test({
     "a process frozen past its record's expiry takes its users offline; thawed, it brings them back",
   ignore,
   async fn() {
-    await withPrograms(async (start) => {
-      const args = [`--heartbeat-ms=${HEARTBEAT_MS}`];
-      const a = await start(args);
-      const b = await start(args);
-      const ann = await register(a.url, "ann");
-      const bob = await register(b.url, "bob");
-      const watcher = await follow(b.url);
-      const annStream = await follow(a.url, ann);
-      assert.deepEqual(await nextPresence(watcher), {
-        name: "ann",
-        online: true,
-      });
+    const args = [`--heartbeat-ms=${HEARTBEAT_MS}`];
+    await withAnnOnline(args, async ({ a, b, bob, watcher }) => {
       a.process.kill("SIGSTOP");
       try {
         assert.deepEqual(await nextPresence(watcher), {
@@ -155,12 +140,6 @@ Deno.test({
         online: true,
       });
       assert.deepEqual(await online(b.url, bob), ["ann"]);
-      await annStream.close();
-      assert.deepEqual(await nextPresence(watcher), {
-        name: "ann",
-        online: false,
-      });
-      await watcher.close();
     });
   },
 });
@@ -170,26 +149,14 @@ Deno.test({
     "a process stopped by SIGTERM takes its users offline at once, not at its record's expiry",
   ignore,
   async fn() {
-    await withPrograms(async (start) => {
-      // A heartbeat so long that only the stop itself can explain it.
-      const args = ["--heartbeat-ms=60000"];
-      const a = await start(args);
-      const b = await start(args);
-      const ann = await register(a.url, "ann");
-      const watcher = await follow(b.url);
-      const annStream = await follow(a.url, ann);
-      assert.deepEqual(await nextPresence(watcher), {
-        name: "ann",
-        online: true,
-      });
+    // A heartbeat so long that only the stop itself can explain it.
+    await withAnnOnline(["--heartbeat-ms=60000"], async ({ a, watcher }) => {
       const stopped = a.stop("SIGTERM");
       assert.deepEqual(await nextPresence(watcher, 10_000), {
         name: "ann",
         online: false,
       });
       assert.equal(await stopped, 0);
-      await annStream.close();
-      await watcher.close();
     });
   },
 });
@@ -199,10 +166,8 @@ Deno.test({
     "--forget-users-after across two processes: idle users are forgotten everywhere, active and online ones kept",
   ignore,
   async fn() {
-    await withPrograms(async (start) => {
-      const args = ["--forget-users-after=1", `--heartbeat-ms=${HEARTBEAT_MS}`];
-      const a = await start(args);
-      const b = await start(args);
+    const args = ["--forget-users-after=1", `--heartbeat-ms=${HEARTBEAT_MS}`];
+    await withCluster(2, args, async ([a, b]) => {
       const idle = await register(a.url, "idle");
       const busy = await register(a.url, "busy");
       const here = await register(a.url, "here");

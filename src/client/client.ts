@@ -69,9 +69,8 @@ export interface Message {
 }
 
 /**
- * What {@linkcode MessagingClient.events} yields: a message with its id;
- * how many messages were missed because the history no longer held them;
- * a user come online or gone offline; or a user unregistered.
+ * What {@linkcode MessagingClient.events} yields: a message with its id, or
+ * how many messages were missed because the history no longer held them.
  *
  * @example Showing the stream
  * ```ts
@@ -100,9 +99,46 @@ export interface Message {
  */
 export type MessageStreamEvent =
   | { type: "message"; id: number; message: Message }
-  | { type: "gap"; missed: number }
-  | { type: "presence"; name: string; online: boolean }
-  | { type: "unregistered"; name: string };
+  | { type: "gap"; missed: number };
+
+/**
+ * A change of presence, as the stream's `presence` event carries it: a
+ * user come online or gone offline, or a user unregistered.
+ *
+ * @example Saying what changed
+ * ```ts
+ * import type { PresenceChange } from "@lms/light-messaging/client";
+ * const say = (change: PresenceChange) =>
+ *   "registered" in change
+ *     ? `${change.name} left`
+ *     : `${change.name} is ${change.online ? "online" : "offline"}`;
+ * ```
+ */
+export type PresenceChange =
+  | { name: string; online: boolean }
+  | { name: string; registered: false };
+
+/**
+ * How {@linkcode MessagingClient.events} follows the stream.
+ *
+ * @example Printing who comes and goes
+ * ```ts
+ * import { type MessageFollowOptions, MessagingClient } from "@lms/light-messaging/client";
+ * const options: MessageFollowOptions = {
+ *   signal: AbortSignal.timeout(10_000),
+ *   onPresence: (change) => console.log(change),
+ * };
+ * for await (const _ of new MessagingClient("http://localhost:8000/").events(options));
+ * ```
+ */
+export interface MessageFollowOptions extends FollowOptions {
+  /**
+   * Told of each change of presence as it comes: they are not replayed on
+   * reconnecting, so {@linkcode MessagingClient.online} gives the state to
+   * start from.
+   */
+  onPresence?: (change: PresenceChange) => void;
+}
 
 /**
  * Options of both clients.
@@ -299,13 +335,13 @@ export class MessagingClient {
    * with `lastEventId`, every retained one after it), then each new one,
    * reconnecting with `Last-Event-ID` whenever the connection drops so none
    * is missed while the history holds it. A `gap` says how many were
-   * missed because they had already left the history. Between them come
-   * changes of presence, which are not replayed on reconnecting
-   * ({@linkcode MessagingClient.online} gives the state). While the client
+   * missed because they had already left the history. While the client
    * holds a token the stream is opened as its user, who is online while it
-   * is open.
+   * is open; changes of presence go to `onPresence`.
    */
-  async *events(options?: FollowOptions): AsyncGenerator<MessageStreamEvent> {
+  async *events(
+    options: MessageFollowOptions = {},
+  ): AsyncGenerator<MessageStreamEvent> {
     const stream = this.#http.follow("events", options, () => this.token);
     for await (const event of stream) {
       if (event.event === "message") {
@@ -317,19 +353,10 @@ export class MessagingClient {
       } else if (event.event === "gap") {
         yield { type: "gap", missed: JSON.parse(event.data).missed };
       } else if (event.event === "presence") {
-        yield presenceEvent(JSON.parse(event.data));
+        options.onPresence?.(JSON.parse(event.data));
       }
     }
   }
-}
-
-/** A `presence` event's data as the client yields it. */
-function presenceEvent(
-  data: { name: string; online?: boolean; registered?: boolean },
-): MessageStreamEvent {
-  return data.registered === false
-    ? { type: "unregistered", name: data.name }
-    : { type: "presence", name: data.name, online: data.online === true };
 }
 
 /**

@@ -23,7 +23,8 @@ type Programs<N extends 1 | 2> = N extends 1 ? [RunningServer]
 /**
  * Runs `fn` with one Redis server and `count` programs using it under one
  * prefix, given to `fn` as a tuple of `count`; `start` starts one more,
- * stopped with the others.
+ * stopped with the others, and `kill` kills one with SIGKILL, as a crash
+ * would (it is not expected to stop cleanly at the end).
  */
 export async function withCluster<N extends 1 | 2>(
   count: N,
@@ -32,11 +33,18 @@ export async function withCluster<N extends 1 | 2>(
     servers: Programs<N>,
     redis: RedisServer,
     start: () => Promise<RunningServer>,
+    kill: (server: RunningServer) => void,
   ) => Promise<void>,
 ): Promise<void> {
   const redis = await startRedis();
   const prefix = `--redis-prefix=t${crypto.randomUUID().slice(0, 8)}:`;
   const servers: RunningServer[] = [];
+  const killed: RunningServer[] = [];
+  const kill = (server: RunningServer) => {
+    servers.splice(servers.indexOf(server), 1);
+    killed.push(server);
+    server.process.kill("SIGKILL");
+  };
   const start = async () => {
     const server = await startServer([
       `--store=${redis.url}`,
@@ -50,12 +58,14 @@ export async function withCluster<N extends 1 | 2>(
   try {
     for (let i = 0; i < count; i++) await start();
     // The loop above started `count` of them.
-    await fn([...servers] as Programs<N>, redis, start);
+    await fn([...servers] as Programs<N>, redis, start, kill);
     for (const server of servers.splice(0)) {
       assert.equal(await server.stop(), 0, server.stderr());
     }
   } finally {
-    await Promise.all(servers.map((s) => s.stop("SIGKILL")));
+    await Promise.all(
+      [...servers, ...killed].map((s) => s.stop("SIGKILL")),
+    );
     await redis.kill();
   }
 }

@@ -207,7 +207,7 @@ Deno.test("QuoteClient.events(): the quote, then each replacement; a URL without
   }
 });
 
-Deno.test("events() of a client holding a token makes its user online, and yields presence and unregistrations; online() lists who is online", async () => {
+Deno.test("events() of a client holding a token makes its user online, and tells onPresence of each change; online() lists who is online", async () => {
   const server = await startServer(["--quiet"]);
   try {
     const ivan = new MessagingClient(server.url);
@@ -220,12 +220,11 @@ Deno.test("events() of a client holding a token makes its user online, and yield
     const seen: unknown[] = [];
     const watcher = (async () => {
       for await (
-        const event of new MessagingClient(server.url).events({
+        const _ of new MessagingClient(server.url).events({
           signal: watching.signal,
+          onPresence: (change) => seen.push(change),
         })
-      ) {
-        if (event.type !== "message") seen.push(event);
-      }
+      );
     })();
     const following = new AbortController();
     const follower = (async () => {
@@ -246,9 +245,9 @@ Deno.test("events() of a client holding a token makes its user online, and yield
     watching.abort();
     await watcher;
     assert.deepEqual(seen, [
-      { type: "presence", name: "Иван", online: true },
-      { type: "presence", name: "Иван", online: false },
-      { type: "unregistered", name: "Иван" },
+      { name: "Иван", online: true },
+      { name: "Иван", online: false },
+      { name: "Иван", registered: false },
     ]);
   } finally {
     await server.stop();
