@@ -14,7 +14,8 @@
  * expired: a process that dies takes its users offline within 2.25
  * heartbeats (the contract allows 3), and a live one may stall for 1.75
  * before it is taken for dead. A process stalled past its expiry finds its
- * record gone at its next beat and says its set again.
+ * record gone at its next beat and says its set again. Measured:
+ * `bench/results/profiles/presence.md`.
  *
  * With forgetting, authenticated requests only note the name; the notes go
  * to Redis in one script per sweep interval (`forgetSweepMs`), just before
