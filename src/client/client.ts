@@ -107,11 +107,14 @@ export type MessageStreamEvent =
  *
  * @example Saying what changed
  * ```ts
+ * import assert from "node:assert/strict";
  * import type { PresenceChange } from "@lms/light-messaging/client";
  * const say = (change: PresenceChange) =>
  *   "registered" in change
  *     ? `${change.name} left`
  *     : `${change.name} is ${change.online ? "online" : "offline"}`;
+ * assert.equal(say({ name: "ann", online: true }), "ann is online");
+ * assert.equal(say({ name: "ann", registered: false }), "ann left");
  * ```
  */
 export type PresenceChange =
@@ -121,14 +124,33 @@ export type PresenceChange =
 /**
  * How {@linkcode MessagingClient.events} follows the stream.
  *
- * @example Printing who comes and goes
+ * @example Hearing who comes online
  * ```ts
- * import { type MessageFollowOptions, MessagingClient } from "@lms/light-messaging/client";
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
+ * import {
+ *   type MessageFollowOptions,
+ *   MessagingClient,
+ *   type PresenceChange,
+ * } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const ann = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await ann.register("ann");
+ * const heard: PresenceChange[] = [];
+ * const following = new AbortController();
  * const options: MessageFollowOptions = {
- *   signal: AbortSignal.timeout(10_000),
- *   onPresence: (change) => console.log(change),
+ *   signal: following.signal,
+ *   onPresence(change) {
+ *     heard.push(change);
+ *     following.abort();
+ *   },
  * };
- * for await (const _ of new MessagingClient("http://localhost:8000/").events(options));
+ * // Followed with ann's token, the stream makes ann online.
+ * for await (const _ of ann.events(options));
+ * assert.deepEqual(heard, [{ name: "ann", online: true }]);
  * ```
  */
 export interface MessageFollowOptions extends FollowOptions {

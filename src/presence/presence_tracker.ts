@@ -21,14 +21,19 @@ import type { Store } from "../store/store.ts";
  *
  * @example An authenticated stream's life
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore } from "../store/memory_store.ts";
  * import { presenceTrackerOf } from "./presence_tracker.ts";
  * const store = new MemoryStore();
  * await store.registerUser("ann", "t");
- * const closed = presenceTrackerOf(store).streamOpened("ann");
- * console.log(await store.onlineUsers()); // ["ann"]
- * closed();
- * console.log(await store.onlineUsers()); // []
+ * const tracker = presenceTrackerOf(store);
+ * const closeFirst = tracker.streamOpened("ann");
+ * const closeSecond = tracker.streamOpened("ann");
+ * closeFirst();
+ * closeFirst(); // a second call changes nothing
+ * assert.deepEqual(store.onlineUsers(), ["ann"]);
+ * closeSecond();
+ * assert.deepEqual(store.onlineUsers(), []);
  * ```
  */
 export interface PresenceTracker {
@@ -96,10 +101,11 @@ const trackers = new WeakMap<Store, PresenceTracker>();
  *
  * @example Two handlers, one tracker
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore } from "../store/memory_store.ts";
  * import { presenceTrackerOf } from "./presence_tracker.ts";
  * const store = new MemoryStore();
- * console.assert(presenceTrackerOf(store) === presenceTrackerOf(store));
+ * assert.equal(presenceTrackerOf(store), presenceTrackerOf(store));
  * ```
  */
 export function presenceTrackerOf(store: Store): PresenceTracker {

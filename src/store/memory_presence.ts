@@ -20,11 +20,19 @@ export interface Forgetting {
  *
  * @example Following one user
  * ```ts
+ * import assert from "node:assert/strict";
+ * import type { StoreEvent } from "./store.ts";
  * import { MemoryPresence } from "./memory_presence.ts";
- * const presence = new MemoryPresence((event) => console.log(event));
- * presence.online("ann"); // { kind: "presence", name: "ann", online: true }
- * presence.offline("ann"); // { kind: "presence", name: "ann", online: false }
+ * const events: StoreEvent[] = [];
+ * const presence = new MemoryPresence((event) => events.push(event));
+ * presence.online("ann");
+ * presence.online("ann"); // already online: nothing to tell
+ * presence.offline("ann");
  * presence.close();
+ * assert.deepEqual(events, [
+ *   { kind: "presence", name: "ann", online: true },
+ *   { kind: "presence", name: "ann", online: false },
+ * ]);
  * ```
  */
 export class MemoryPresence {
