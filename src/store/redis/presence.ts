@@ -274,7 +274,7 @@ export class RedisPresence {
       for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
         const names = [...this.#touched].slice(0, BATCH);
         await this.#gate.read(() =>
-          this.#client.run("touchUsers", [touched], names)
+          this.#client.run("touchUsers", [touched, users], names)
         );
         for (const name of names) this.#touched.delete(name);
       }

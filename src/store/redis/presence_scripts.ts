@@ -156,12 +156,19 @@ for _, entry in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], '[n:', '(n;')) do
 end
 return names`,
   },
-  /** KEYS touched; ARGV names: each registered one was active now. */
+  /**
+   * KEYS touched, users; ARGV names: each one registered was active now
+   * (one registered by an earlier version, with no entry yet, gets one).
+   */
   touchUsers: {
-    keys: 1,
+    keys: 2,
     source: `${CLOCK}
 local now = clock()
-for i = 1, #ARGV do redis.call('ZADD', KEYS[1], 'XX', 'GT', now, ARGV[i]) end`,
+for i = 1, #ARGV do
+  if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
+    redis.call('ZADD', KEYS[1], 'GT', now, ARGV[i])
+  end
+end`,
   },
   /**
    * KEYS users, order, touched, held, channel; ARGV idle time (ms), limit →

@@ -182,7 +182,10 @@ presenceTest(
     }
     await presence(redis, keys, "p", 60_000, "change", ["online"]);
     await sleep(100);
-    await redis.run("touchUsers", [keys.touched], ["touched", "nobody"]);
+    await redis.run("touchUsers", [keys.touched, keys.users], [
+      "touched",
+      "nobody",
+    ]);
     await heard();
     const forget = () =>
       redis.run("forgetIdle", [
@@ -231,5 +234,23 @@ presenceTest(
     assert.deepEqual(await redis.zRange(keys.held, 0, -1), []);
     await register(redis, keys, "ann");
     assert.deepEqual(await online(redis, keys), []);
+  },
+);
+
+presenceTest(
+  "a user registered by an earlier version, with no activity kept, is followed from its first touch",
+  async (redis, keys) => {
+    // What an earlier version's register leaves: no entry in touched.
+    await redis.run("register", [
+      `${keys.users}:writes`,
+      keys.users,
+      keys.order,
+      keys.sequence,
+      keys.channel,
+      `${keys.touched}:elsewhere`,
+    ], [String(number++), String(Date.now() + 60_000), "0", "old", "t", "100"]);
+    assert.deepEqual(await redis.zRange(keys.touched, 0, -1), []);
+    await redis.run("touchUsers", [keys.touched, keys.users], ["old"]);
+    assert.deepEqual(await redis.zRange(keys.touched, 0, -1), ["old"]);
   },
 );
