@@ -94,6 +94,29 @@ Deno.test("a client whose streams all ended has its whole share again", async ()
   });
 });
 
+Deno.test("whenEnded is told once, after the hub let the stream go, however it ends", async () => {
+  await withHub({}, async (hub) => {
+    const ends = ["reader leaves", "ended", "aborted", "hub stops"];
+    const told: string[] = [];
+    const streams = ends.map((end) => {
+      const stream = opened(hub, "t", end);
+      stream.whenEnded(() => told.push(`${end} ${hub.size}`));
+      return stream;
+    });
+    await streams[0]!.body.cancel();
+    streams[1]!.end();
+    streams[2]!.end(true);
+    streams[1]!.end();
+    hub.stop();
+    assert.deepEqual(told, [
+      "reader leaves 3",
+      "ended 2",
+      "aborted 1",
+      "hub stops 0",
+    ]);
+  });
+});
+
 Deno.test("streams whose client is unknown are held to the total only", async () => {
   await withHub({ maxStreams: 5, maxStreamsPerClient: 1 }, (hub) => {
     for (let i = 0; i < 5; i++) opened(hub, "t", UNKNOWN_CLIENT);
