@@ -51,6 +51,12 @@ export class CommandFailed extends StoreUnavailableError {
 export interface RedisConnection {
   /** Whether the connection is up right now. */
   readonly isReady: boolean;
+  /**
+   * Counts the connections made: it changes whenever a new one replaces the
+   * last (a reconnection, or a move to another master), so a `WAIT` sent in
+   * the same session as a write is known to count that write.
+   */
+  readonly session: number;
   /** Called on every (re)connection, after resubscribing. */
   onReady(listener: () => void): void;
   /** Called when an established connection is lost. */
@@ -61,6 +67,12 @@ export interface RedisConnection {
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
   /** `PING`. */
   ping(): Promise<void>;
+  /**
+   * `WAIT replicas timeoutMs`: how many replicas hold every write sent on
+   * this connection so far (in this session), once `replicas` do or the
+   * time is up.
+   */
+  wait(replicas: number, timeoutMs: number): Promise<number>;
   /** `SET key value NX`: whether it was set. */
   setIfAbsent(key: string, value: string): Promise<boolean>;
   /** `GET`. */
@@ -89,6 +101,7 @@ export type StatusLevel = "error" | "info";
 
 /** How a connection is opened. */
 export interface ConnectionOptions {
+  /** `redis://`, `rediss://` or `redis+sentinel://` (`store_url.ts`). */
   url: string;
   connectTimeoutMs: number;
   /** Told when the connection is lost or restored. */

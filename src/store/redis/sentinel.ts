@@ -1,0 +1,110 @@
+/**
+ * Finding the master through Redis Sentinel, as Sentinel's guidelines for
+ * clients describe it: ask the sentinels `SENTINEL get-master-addr-by-name`,
+ * with a short timeout, then connect to the address given and check with
+ * `ROLE` that it is a master (`connection.ts` does that part). Loaded only
+ * when a store connects through Sentinel.
+ *
+ * One departure from the guidelines, which take the first sentinel that
+ * answers: every sentinel is asked at once, and the address most of those
+ * that answer name wins. A sentinel that has not yet heard of a failover
+ * (measured here: the others learn of it within about 100 ms of the first),
+ * or one cut off from the others, then cannot send the store to an old
+ * master that came back still calling itself master, and no sentinel that
+ * is down or slow delays the answer beyond the timeout.
+ * @module
+ */
+
+import { createClient } from "redis";
+import type { HostPort, SentinelAddress } from "./store_url.ts";
+
+/** How long one sentinel may take to connect and answer. */
+const SENTINEL_TIMEOUT_MS = 500;
+
+/** The master's address as one sentinel names it, `null` when it knows no master of that name. */
+async function ask(
+  sentinel: HostPort,
+  masterName: string,
+  timeoutMs: number,
+): Promise<HostPort | null> {
+  const client = createClient({
+    socket: {
+      host: sentinel.host,
+      port: sentinel.port,
+      connectTimeout: timeoutMs,
+      reconnectStrategy: false,
+    },
+    disableOfflineQueue: true,
+  });
+  // Failures reach the caller through the promises below.
+  client.on("error", () => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer in ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  const answer = (async () => {
+    await client.connect();
+    return await client.sendCommand([
+      "SENTINEL",
+      "GET-MASTER-ADDR-BY-NAME",
+      masterName,
+    ]);
+  })();
+  // Once too late, its failure (the client destroyed) goes nowhere.
+  answer.catch(() => {});
+  try {
+    const reply = await Promise.race([answer, late]);
+    if (reply === null) return null;
+    const [host, port] = reply as unknown as [string, string];
+    return { host, port: Number(port) };
+  } finally {
+    clearTimeout(timer);
+    client.destroy();
+  }
+}
+
+/**
+ * The master's address as most of the sentinels that answer name it (a tie
+ * goes to the one named by the sentinel listed first). Throws, saying why,
+ * when no sentinel answers or none knows `masterName`.
+ *
+ * @example Asking three sentinels
+ * ```ts ignore
+ * const master = await locateMaster(parseSentinelUrl("redis+sentinel://a,b,c/cache")!);
+ * console.log(`${master.host}:${master.port}`);
+ * ```
+ */
+export async function locateMaster(
+  address: SentinelAddress,
+  timeoutMs = SENTINEL_TIMEOUT_MS,
+): Promise<HostPort> {
+  const answers = await Promise.all(
+    address.sentinels.map((sentinel) =>
+      ask(sentinel, address.masterName, timeoutMs).catch((error: Error) =>
+        `${sentinel.host}:${sentinel.port}: ${error.message || error}`
+      )
+    ),
+  );
+  const votes = new Map<string, { master: HostPort; count: number }>();
+  for (const answer of answers) {
+    if (answer === null || typeof answer === "string") continue;
+    const key = `${answer.host}:${answer.port}`;
+    const vote = votes.get(key) ?? { master: answer, count: 0 };
+    vote.count++;
+    votes.set(key, vote);
+  }
+  let best: { master: HostPort; count: number } | undefined;
+  for (const vote of votes.values()) {
+    if (best === undefined || vote.count > best.count) best = vote;
+  }
+  if (best !== undefined) return best.master;
+  const failures = answers.filter((a) => typeof a === "string");
+  throw new Error(
+    failures.length === answers.length
+      ? `no sentinel answered (${failures.join("; ")})`
+      : `no sentinel knows a master named ${address.masterName}`,
+  );
+}
