@@ -37,6 +37,8 @@ export interface RedisOptions {
    * Default: no persistence at all.
    */
   appendOnlyDir?: string;
+  /** Replicate the server on this loopback port; start-up waits until the replica has synced. */
+  replicaOf?: number;
 }
 
 /** Starts a throw-away server, with persistence off unless `options` ask for it. */
@@ -57,6 +59,14 @@ export async function startRedis(
       "always",
     ];
   let child: Deno.ChildProcess;
+  const cli = async (...args: string[]) => {
+    const out = await new Deno.Command("redis-cli", {
+      args: ["-p", String(port), ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return new TextDecoder().decode(out.stdout).trim();
+  };
   const spawn = async () => {
     child = new Deno.Command(bin, {
       args: [
@@ -66,7 +76,21 @@ export async function startRedis(
         "127.0.0.1",
         "--save",
         "",
+        // A replica started later syncs at once, not after Redis's 5 s wait
+        // for more replicas to share the transfer.
+        "--repl-diskless-sync-delay",
+        "0",
         ...persistence,
+        ...(options.replicaOf === undefined ? [] : [
+          "--replicaof",
+          "127.0.0.1",
+          String(options.replicaOf),
+          // Load what the master sends straight into memory: by default a
+          // replica writes it to dump.rdb in its directory (here, the
+          // tests' own), which every server started there later would load.
+          "--repl-diskless-load",
+          "on-empty-db",
+        ]),
       ],
       stdout: "null",
       stderr: "null",
@@ -74,6 +98,12 @@ export async function startRedis(
     await waitForPort(port, "redis-server");
   };
   await spawn();
+  for (let tries = 0; options.replicaOf !== undefined; tries++) {
+    const info = await cli("INFO", "replication");
+    if (/^master_link_status:up\r?$/m.test(info)) break;
+    if (tries === 100) throw new Error(`the replica on ${port} did not sync`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const kill = async () => {
     try {
       child.kill("SIGKILL");
@@ -96,13 +126,6 @@ export async function startRedis(
     restart: spawn,
     pause: () => child.kill("SIGSTOP"),
     resume: () => child.kill("SIGCONT"),
-    async cli(...args) {
-      const out = await new Deno.Command("redis-cli", {
-        args: ["-p", String(port), ...args],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      return new TextDecoder().decode(out.stdout).trim();
-    },
+    cli,
   };
 }

@@ -63,7 +63,11 @@ import {
  * ```
  */
 export interface RedisStoreOptions extends StoreLimits {
-  /** `redis://[user:password@]host:port[/db]`. */
+  /**
+   * `redis://[user:password@]host:port[/db]`, or
+   * `redis+sentinel://[user:password@]host:port[,host:port...]/master-name[/db]`
+   * to find the master through Redis Sentinel and follow its failovers.
+   */
   url: string;
   /** Prepended to every key and the change channel, so deployments can share a server. Default `lms:`. */
   prefix?: string;
@@ -78,6 +82,12 @@ export interface RedisStoreOptions extends StoreLimits {
   maxPendingCommands?: number;
   /** How long a connection attempt may take. Default 2,000 ms. */
   connectTimeoutMs?: number;
+  /**
+   * How many replicas must hold a write (Redis's `WAIT`) before it is
+   * answered; until they do, it waits, and new writes are answered 503.
+   * Default 0: a write is answered as soon as the master has it.
+   */
+  waitReplicas?: number;
   /** Told when the connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
   onStatus?: (message: string, level: "error" | "info") => void;
   /**
@@ -175,6 +185,7 @@ export class RedisStore implements Store {
     timeoutMs: number,
     maxPending: number,
     heartbeatMs: number,
+    replicas: number,
   ) {
     this.#client = client;
     this.#subscriber = subscriber;
@@ -186,6 +197,7 @@ export class RedisStore implements Store {
       prefix,
       windowMs: timeoutMs,
       allowancePrefix: this.#keys.allowance,
+      replicas,
     });
     // A failed check is tried again at the next tick.
     this.#checker = setInterval(
@@ -245,6 +257,7 @@ export class RedisStore implements Store {
       options.commandTimeoutMs ?? 1000,
       options.maxPendingCommands ?? 1000,
       heartbeatMs,
+      options.waitReplicas ?? 0,
     );
     try {
       await store.#listen();

@@ -27,6 +27,21 @@
  *    connection, too many commands waiting: see `command_gate.ts`) or that
  *    Redis refused for its own state (out of memory, a replica, loading)
  *    before any attempt was in doubt never runs: 503 at once.
+ * 5. **With replicas to confirm it** (`replicas` above 0), an answer other
+ *    than `late` is the outcome only once Redis confirms with `WAIT`
+ *    (`replica_confirmations.ts`), on the connection the answering attempt
+ *    went through, that that many replicas hold the write: then a failover
+ *    to one of them keeps it. Until then the write is on the master alone,
+ *    where a failover may lose it or not, so it is answered neither its
+ *    result nor 503: the `WAIT` is sent again for as long as the connection
+ *    lasts, and once it is lost, the attempt is sent again on the next one
+ *    (to the new master after a failover), whose answer starts the same
+ *    over: its record there (the write reached that server: confirm it
+ *    there), `late` (the write was lost with the old master and never runs:
+ *    503), or a first run there (the fence had not passed: it runs now,
+ *    once, on the master that stays). Meanwhile every new write is refused
+ *    without being sent (503): the replicas are not keeping up, and writes
+ *    waiting without bound would grow the process.
  *
  * Records are kept as long as an attempt may ask for them and no longer.
  * They go in one hash per second of writes; once every write of that
@@ -57,6 +72,7 @@ import {
 } from "../store.ts";
 import type { CommandGate } from "./command_gate.ts";
 import { CommandFailed, type RedisConnection } from "./redis_connection.ts";
+import { ReplicaConfirmations } from "./replica_confirmations.ts";
 import { LATE, LIMITED, type WriteName } from "./scripts.ts";
 import { UnexpectedReply } from "./replies.ts";
 
@@ -108,6 +124,8 @@ export interface SettledWritesOptions {
   windowMs: number;
   /** Where rate-limit buckets live: this, then the client. */
   allowancePrefix: string;
+  /** How many replicas must hold a write before it is answered (`WAIT`); 0, the default, answers at once. */
+  replicas?: number;
 }
 
 /**
@@ -137,6 +155,10 @@ export class SettledWrites {
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
   #clock = { offset: 0, error: 0 };
   #closing = new AbortController();
+  /** Present when writes wait for replicas. */
+  #confirmations: ReplicaConfirmations | undefined;
+  /** Writes that ran and whose replicas did not confirm them in time: while any, new writes are refused. */
+  #unconfirmed = 0;
 
   /** Writes through `gate` on `connection`. */
   constructor(
@@ -155,6 +177,14 @@ export class SettledWrites {
     this.records = `${options.prefix}writes:${id}:`;
     this.#current = this.#period();
     this.#periods = [this.#current];
+    if ((options.replicas ?? 0) > 0) {
+      // A WAIT holds up the reads queued behind it on the connection, so
+      // it waits at most a quarter of what a read may wait.
+      this.#confirmations = new ReplicaConfirmations(connection, gate, {
+        replicas: options.replicas!,
+        timeoutMs: Math.max(1, Math.floor(options.windowMs / 4)),
+      });
+    }
   }
 
   #period(): Period {
@@ -187,6 +217,14 @@ export class SettledWrites {
     args: readonly string[],
     allowance?: Allowance,
   ): Promise<string> {
+    if (this.#unconfirmed > 0) {
+      return Promise.reject(
+        new CommandFailed(
+          "unsent",
+          "Redis's replicas have not confirmed earlier writes: nothing more is sent for now",
+        ),
+      );
+    }
     const period = this.#current;
     const fence = Math.floor(
       Date.now() + this.#clock.offset + this.#windowMs,
@@ -228,26 +266,19 @@ export class SettledWrites {
     try {
       for (let attempt = 1;; attempt++) {
         let reply: unknown;
+        let session = 0;
         try {
-          reply = await this.#gate.send(() =>
-            this.#connection.run(script, keys, args)
-          );
+          reply = await this.#gate.send(() => {
+            session = this.#connection.session;
+            return this.#connection.run(script, keys, args);
+          });
         } catch (error) {
           if (!(error instanceof CommandFailed)) throw error;
           if (error.outcome === "unknown") inDoubt = true;
           // Nothing of this write ever reached Redis, or Redis refused it
           // before running it: it will never run.
           else if (!inDoubt) throw error;
-          const waited = performance.now() - started;
-          if (this.#closing.signal.aborted || waited >= SETTLE_LIMIT_MS) {
-            throw new WriteOutcomeUnknown(
-              this.#closing.signal.aborted
-                ? "the store was closed before Redis answered"
-                : `Redis did not answer for ${Math.round(waited / 1000)} s`,
-              { cause: error },
-            );
-          }
-          await this.#pause(attempt, SETTLE_LIMIT_MS - waited);
+          await this.#pause(attempt, this.#leftMs(started, error));
           continue;
         }
         if (typeof reply !== "string") throw new UnexpectedReply(script, reply);
@@ -255,6 +286,12 @@ export class SettledWrites {
           throw new StoreUnavailableError(
             "Redis ran the write after its fence: it did nothing",
           );
+        }
+        if (!await this.#confirmed(session, started)) {
+          // The connection it ran on is gone: ask the next one.
+          inDoubt = true;
+          await this.#pause(attempt, this.#leftMs(started));
+          continue;
         }
         // Every answer but `late` was recorded, and so set the expiry.
         period.expires = true;
@@ -272,24 +309,72 @@ export class SettledWrites {
     }
   }
 
+  /**
+   * How long the write may still wait to be settled; throws
+   * {@linkcode WriteOutcomeUnknown} when the store is closing or the time is
+   * up (`cause`: what kept it unsettled).
+   */
+  #leftMs(started: number, cause?: unknown): number {
+    const waited = performance.now() - started;
+    if (this.#closing.signal.aborted || waited >= SETTLE_LIMIT_MS) {
+      throw new WriteOutcomeUnknown(
+        this.#closing.signal.aborted
+          ? "the store was closed before Redis answered"
+          : `Redis did not answer for ${Math.round(waited / 1000)} s`,
+        { cause },
+      );
+    }
+    return SETTLE_LIMIT_MS - waited;
+  }
+
+  /**
+   * Whether the replicas confirm a write answered in `session` (at once
+   * when none need to): asked again while the connection lasts; false once
+   * it is lost, so the write is sent again on the next. While it waits,
+   * new writes are refused.
+   */
+  async #confirmed(session: number, started: number): Promise<boolean> {
+    const confirmations = this.#confirmations;
+    if (confirmations === undefined) return true;
+    let waiting = false;
+    try {
+      for (let round = 1;; round++) {
+        const asked = performance.now();
+        if (await confirmations.confirm(session)) return true;
+        if (!waiting) {
+          waiting = true;
+          this.#unconfirmed++;
+        }
+        if (session !== this.#connection.session) return false;
+        const left = this.#leftMs(started);
+        // A WAIT that could not be sent answers at once: do not spin.
+        if (performance.now() - asked < confirmations.timeoutMs / 2) {
+          await this.#sleep(Math.min(50 * 2 ** round, 1000, left));
+        }
+      }
+    } finally {
+      if (waiting) this.#unconfirmed--;
+    }
+  }
+
   /** Waits before attempt `attempt + 1`: a back-off of up to a second, then until the connection is up, at most `leftMs` in all; at once when the store closes. */
   async #pause(attempt: number, leftMs: number): Promise<void> {
+    await this.#sleep(Math.min(50 * 2 ** attempt, 1000, leftMs));
+    await this.#sleep(leftMs, this.#connection.whenReady().catch(() => {}));
+  }
+
+  /** Waits `ms`, or until `until` settles, or at once when the store closes. */
+  async #sleep(ms: number, until?: Promise<void>): Promise<void> {
+    if (this.#closing.signal.aborted) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let closed = () => {};
     const closing = new Promise<void>((resolve) => closed = resolve);
     this.#closing.signal.addEventListener("abort", closed, { once: true });
-    const after = (ms: number) =>
-      new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
     try {
       await Promise.race([
         closing,
-        after(Math.min(50 * 2 ** attempt, 1000, leftMs)),
-      ]);
-      clearTimeout(timer);
-      await Promise.race([
-        closing,
-        after(leftMs),
-        this.#connection.whenReady().catch(() => {}),
+        new Promise((resolve) => timer = setTimeout(resolve, ms)),
+        ...(until ? [until] : []),
       ]);
     } finally {
       clearTimeout(timer);

@@ -1,0 +1,163 @@
+/**
+ * Writes confirmed by replicas (`--redis-wait-replicas`), on a real master
+ * and a real replica: a `WAIT` after a write's attempt on any connection
+ * (even one answered from its record, which writes nothing) waits for the
+ * replica to hold the write; a write is answered only once the replica
+ * holds it; and while one waits, new writes are refused without running.
+ */
+
+import assert from "node:assert/strict";
+import { CommandGate } from "../../../src/store/redis/command_gate.ts";
+import type { RedisConnection } from "../../../src/store/redis/redis_connection.ts";
+import { SettledWrites } from "../../../src/store/redis/settled_writes.ts";
+import { StoreUnavailableError } from "../../../src/store/store.ts";
+import {
+  type RedisServer,
+  redisServerPath,
+  startRedis,
+} from "../../_support/redis_server.ts";
+
+const ignore = redisServerPath() === undefined;
+
+async function connectTo(server: RedisServer): Promise<RedisConnection> {
+  const { connect } = await import("../../../src/store/redis/connection.ts");
+  return await connect(
+    { url: server.url, connectTimeoutMs: 2000, report: () => {} },
+    "test",
+  );
+}
+
+/** Runs `fn` with a master and one replica of it, each started afresh. */
+function replicatedTest(
+  name: string,
+  fn: (master: RedisServer, replica: RedisServer) => Promise<void>,
+) {
+  Deno.test({
+    name,
+    ignore,
+    async fn() {
+      const master = await startRedis();
+      let replica: RedisServer | undefined;
+      try {
+        replica = await startRedis({ replicaOf: master.port });
+        await fn(master, replica);
+      } finally {
+        replica?.resume();
+        await replica?.kill();
+        await master.kill();
+      }
+    },
+  });
+}
+
+replicatedTest(
+  "a WAIT after an attempt answered from its record, on a new connection, waits for the replica",
+  async (master, replica) => {
+    const first = await connectTo(master);
+    const second = await connectTo(master);
+    try {
+      const keys = ["w:records", "w:history", "w:seq", "w:changes"];
+      const attempt = [
+        "1",
+        String(Date.now() + 60_000),
+        "0",
+        '{"text":"hi"}',
+        "100",
+        "0",
+      ];
+      assert.equal(await first.run("addMessage", keys, attempt), "1");
+      assert.equal(await first.wait(1, 2000), 1);
+      replica.pause();
+      // Recorded, the attempt writes nothing; Redis remembers the
+      // replication offset as it stood after a connection's last command,
+      // whatever it was, so the WAIT still covers the write.
+      assert.equal(await second.run("addMessage", keys, attempt), "1");
+      assert.equal(await second.wait(1, 200), 0);
+      replica.resume();
+      assert.equal(await second.wait(1, 5000), 1);
+      assert.deepEqual(await second.lRange("w:history", 0, -1), [
+        '1 {"text":"hi"}',
+      ]);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  },
+);
+
+/** Settled writes on `master` that wait for one replica, with the harness's keys. */
+async function confirmedWrites(master: RedisServer) {
+  const connection = await connectTo(master);
+  const gate = new CommandGate(connection, {
+    timeoutMs: 1000,
+    maxPending: 100,
+  });
+  const prefix = `confirmed:${crypto.randomUUID()}:`;
+  const writes = new SettledWrites(connection, gate, {
+    prefix,
+    windowMs: 1000,
+    allowancePrefix: `${prefix}allowance:`,
+    replicas: 1,
+  });
+  const now = Date.now();
+  writes.observeClock(now, now, now);
+  return {
+    connection,
+    addMessage: (text: string) =>
+      writes.run("addMessage", [
+        `${prefix}history`,
+        `${prefix}seq`,
+        `${prefix}changes`,
+      ], [JSON.stringify({ text }), "100", "0"]),
+    async close() {
+      writes.close();
+      gate.close();
+      await connection.close();
+    },
+  };
+}
+
+const settledWithin = (promise: Promise<unknown>, ms: number) =>
+  Promise.race([
+    promise.then(() => true, () => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), ms)),
+  ]);
+
+replicatedTest(
+  "with a replica to confirm it, a write is answered only once the replica holds it, and meanwhile new writes are 503 without running",
+  async (master, replica) => {
+    const h = await confirmedWrites(master);
+    try {
+      assert.equal(await h.addMessage("before"), "1");
+      replica.pause();
+      const held = h.addMessage("held");
+      // Its WAIT times out (250 ms) and is sent again, for as long as the
+      // replica does not answer: the write is not answered.
+      assert.equal(await settledWithin(held, 1500), false);
+      await assert.rejects(
+        h.addMessage("refused"),
+        (error) =>
+          error instanceof StoreUnavailableError &&
+          /replicas have not confirmed/.test(error.message),
+      );
+      replica.resume();
+      assert.equal(await held, "2");
+      assert.equal(await h.addMessage("after"), "3");
+      const texts = (await master.cli("KEYS", "confirmed:*history")).split(
+        "\n",
+      );
+      assert.equal(texts.length, 1);
+      assert.deepEqual(
+        (await replica.cli("LRANGE", texts[0], "0", "-1")).split("\n"),
+        [
+          '3 {"text":"after"}',
+          '2 {"text":"held"}',
+          '1 {"text":"before"}',
+        ],
+        "the replica holds every write answered, and the refused one is nowhere",
+      );
+    } finally {
+      await h.close();
+    }
+  },
+);
