@@ -14,6 +14,7 @@ import {
 } from "../operations/rate_limit.ts";
 import { SERVICE_LIMITS } from "../services/service_options.ts";
 import { isStoreSpec } from "../store/open_store.ts";
+import { redactUrl } from "../store/redis/store_url.ts";
 import { FORGET_USERS_AFTER, STORE_LIMITS } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
@@ -160,22 +161,35 @@ export const OPTIONS = {
   store: valueOption({
     flag: "store",
     variable: { name: "LMS_STORE", serve: true, fallback: true },
-    help: "where state lives; Redis shares it between processes",
-    ...text({
-      placeholder: "S",
-      values: "memory, or redis://HOST:PORT[/DB]",
-      default: "memory",
-      check: {
-        accepts: isStoreSpec,
-        mustBe: "must be memory or a redis:// URL",
-      },
-    }),
+    help:
+      "where state lives; Redis shares it between processes, and through Sentinel follows its failovers",
+    placeholder: "S",
+    values:
+      "memory, redis://HOST:PORT[/DB], or redis+sentinel://H:P[,H:P...]/MASTER[/DB] (the sentinels, and the name they know the master by)",
+    default: "memory",
+    parse(raw) {
+      if (!isStoreSpec(raw)) {
+        // Shown without its password, like every URL the program prints.
+        throw new InvalidValue(
+          "must be memory, a redis:// URL, or redis+sentinel://H:P[,H:P...]/MASTER[/DB]",
+          redactUrl(raw),
+        );
+      }
+      return raw;
+    },
   }),
   redisPrefix: valueOption({
     flag: "redis-prefix",
     variable: { name: "LMS_REDIS_PREFIX", serve: true },
     help: "prefix of every Redis key",
     ...text({ placeholder: "P", default: "lms:" }),
+  }),
+  redisWaitReplicas: valueOption({
+    flag: "redis-wait-replicas",
+    variable: { name: "LMS_REDIS_WAIT_REPLICAS", serve: true },
+    help:
+      "a write is answered only once N Redis replicas hold it (WAIT); until then it waits and new writes are 503",
+    ...whole({ default: 0, min: 0, max: 100 }),
   }),
   corsOrigins: listOption({
     flag: "cors-origin",

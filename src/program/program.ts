@@ -49,6 +49,7 @@ export async function setUpProgram(
   const store = await openStore({
     store: config.store,
     redisPrefix: config.redisPrefix,
+    redisWaitReplicas: config.redisWaitReplicas,
     history: config.history,
     maxUsers: config.maxUsers,
     forgetUsersAfter: config.forgetUsersAfter,

@@ -1,12 +1,13 @@
 /**
- * Opens the store a `--store` value (or `LMS_STORE`) names: `memory`, or a
- * `redis://` URL. The Redis client (and the Node compatibility layer it
+ * Opens the store a `--store` value (or `LMS_STORE`) names: `memory`, a
+ * `redis://` URL, or a `redis+sentinel://` URL. The Redis client (and the Node compatibility layer it
  * needs) is loaded only when a Redis store is opened, so a process on the
  * memory store never pays for it.
  * @module
  */
 
 import { MemoryStore } from "./memory_store.ts";
+import { isRedisUrl } from "./redis/store_url.ts";
 import type { Store, StoreLimits } from "./store.ts";
 
 /**
@@ -29,10 +30,12 @@ export const REDIS_CLIENT_VARIABLES: readonly string[] = [
  * ```
  */
 export interface OpenStoreOptions extends StoreLimits {
-  /** `memory` or `redis://host:port[/db]`. */
+  /** `memory`, `redis://host:port[/db]`, or `redis+sentinel://host:port[,host:port...]/master-name[/db]`. */
   store: string;
   /** Key prefix for Redis. Default `lms:`. */
   redisPrefix?: string;
+  /** Replicas that must hold a write before it is answered (Redis's `WAIT`). Default 0. */
+  redisWaitReplicas?: number;
   /** Told when the Redis connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
   onStatus?: (message: string, level: "error" | "info") => void;
   /** The event streams' heartbeat, which paces presence across Redis processes. Default 15,000 ms. */
@@ -41,7 +44,7 @@ export interface OpenStoreOptions extends StoreLimits {
 
 /** Whether `spec` names a store {@linkcode openStore} can open. */
 export function isStoreSpec(spec: string): boolean {
-  return spec === "memory" || /^rediss?:\/\/./.test(spec);
+  return spec === "memory" || isRedisUrl(spec);
 }
 
 /**
@@ -73,6 +76,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   return await RedisStore.connect({
     url: options.store,
     prefix: options.redisPrefix,
+    waitReplicas: options.redisWaitReplicas,
     onStatus: options.onStatus,
     heartbeatMs: options.heartbeatMs,
     ...limits,

@@ -43,12 +43,55 @@ for (
       () => parseFlags(args, env(vars)),
       (error) =>
         error instanceof UsageError &&
-        /^(--store|LMS_STORE) must be memory or a redis:\/\/ URL/.test(
-          error.message,
-        ),
+        /^(--store|LMS_STORE) must be memory, a redis:\/\/ URL, or redis\+sentinel:\/\//
+          .test(
+            error.message,
+          ),
     );
   });
 }
+
+Deno.test("--store and LMS_STORE take a redis+sentinel:// URL", () => {
+  const url = "redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/cache/1";
+  assert.equal(parseFlags([`--store=${url}`], env({})).store, url);
+  assert.equal(parseFlags([], env({ LMS_STORE: url })).store, url);
+  assert.equal(configFromEnv(env({ LMS_STORE: url })).store, url);
+});
+
+Deno.test("a store refused is shown without its password", () => {
+  for (
+    const [given, shown] of [
+      ["redis+sentinel://u:s3cret@h:1", "redis+sentinel://u:***@h:1"],
+      ["redis+sentinel://:s3cret@h:99999/m", "redis+sentinel://:***@h:99999/m"],
+      ["postgres://u:s3cret@h/db", "postgres://u:***@h/db"],
+    ]
+  ) {
+    assert.throws(
+      () => parseFlags([`--store=${given}`], env({})),
+      (error) =>
+        error instanceof UsageError && !error.message.includes("s3cret") &&
+        error.message.endsWith(`(got ${JSON.stringify(shown)})`),
+    );
+  }
+});
+
+Deno.test("--redis-wait-replicas is 0 unless given, a whole number up to 100, LMS_REDIS_WAIT_REPLICAS under deno serve", () => {
+  assert.equal(parseFlags([], env({})).redisWaitReplicas, 0);
+  assert.equal(
+    parseFlags(["--redis-wait-replicas=2"], env({})).redisWaitReplicas,
+    2,
+  );
+  assert.equal(
+    configFromEnv(env({ LMS_REDIS_WAIT_REPLICAS: "1" })).redisWaitReplicas,
+    1,
+  );
+  for (const bad of ["-1", "101", "x", "1.5", ""]) {
+    assert.throws(
+      () => parseFlags([`--redis-wait-replicas=${bad}`], env({})),
+      /^Error: --redis-wait-replicas must be a whole number from 0 to 100/,
+    );
+  }
+});
 
 Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
   const config = configFromEnv(env({
