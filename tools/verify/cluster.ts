@@ -1,5 +1,6 @@
 /**
- * Cluster control: a throw-away `redis-server` on a free loopback port and
+ * Cluster control: a throw-away `redis-server` on a free loopback port (or
+ * a Sentinel deployment: a master, two replicas and three sentinels) and
  * several instances of the real program on it, each on a fixed port so that
  * one killed and started again is found where clients left it.
  * @module
@@ -7,6 +8,11 @@
 
 import { startRedis } from "../../tests/_support/redis_server.ts";
 import type { RedisServer } from "../../tests/_support/redis_server.ts";
+import {
+  type Failover,
+  type SentinelDeployment,
+  startSentinelDeployment,
+} from "../../tests/_support/sentinel_deployment.ts";
 import {
   freePort,
   type RunningServer,
@@ -23,7 +29,18 @@ export interface ClusterOptions {
   persistent: boolean;
   /** Another checkout whose `main.ts` to run; default this one. */
   root?: string;
+  /** Run on a Sentinel deployment instead of one server, the programs with `--redis-wait-replicas` set to this. */
+  sentinel?: { waitReplicas: number };
 }
+
+/** One Redis server, and the admin connection to it. */
+interface Standalone {
+  redis: RedisServer;
+  admin: RedisAdmin;
+}
+
+/** Where the programs keep their state. */
+type Backend = Standalone | { deployment: SentinelDeployment };
 
 /**
  * Redis and the programs, and the controls faults use.
@@ -39,21 +56,20 @@ export interface ClusterOptions {
 export class Cluster {
   /** Each program's base URL, ending in `/`: the same through restarts. */
   readonly urls: string[];
-  readonly redis: RedisServer;
-  #admin: RedisAdmin;
+  /** The failovers made so far, in order (on a Sentinel deployment). */
+  readonly failovers: Failover[] = [];
+  #backend: Backend;
   #programs: (RunningServer | undefined)[];
   #ports: number[];
   #options: ClusterOptions;
   #dir?: string;
 
   private constructor(
-    redis: RedisServer,
-    admin: RedisAdmin,
+    backend: Backend,
     options: ClusterOptions,
     dir?: string,
   ) {
-    this.redis = redis;
-    this.#admin = admin;
+    this.#backend = backend;
     this.#options = options;
     this.#dir = dir;
     this.#ports = Array.from({ length: options.programs }, () => freePort());
@@ -63,41 +79,78 @@ export class Cluster {
 
   /** Starts Redis, then every program; on failure leaves nothing running. */
   static async start(options: ClusterOptions): Promise<Cluster> {
+    if (options.sentinel) {
+      const cluster = new Cluster(
+        { deployment: await startSentinelDeployment() },
+        options,
+      );
+      return await cluster.#startPrograms();
+    }
     const dir = options.persistent
       ? await Deno.makeTempDir({ prefix: "lms-verify-" })
       : undefined;
     const redis = await startRedis({ appendOnlyDir: dir });
     const cluster = new Cluster(
-      redis,
-      await RedisAdmin.connect(redis.port),
+      { redis, admin: await RedisAdmin.connect(redis.port) },
       options,
       dir,
     );
+    return await cluster.#startPrograms();
+  }
+
+  async #startPrograms(): Promise<Cluster> {
     try {
-      for (let i = 0; i < options.programs; i++) await cluster.startProgram(i);
+      for (let i = 0; i < this.#options.programs; i++) {
+        await this.startProgram(i);
+      }
     } catch (error) {
-      await cluster.stop();
+      await this.stop();
       throw error;
     }
-    return cluster;
+    return this;
+  }
+
+  /** The one Redis server (not on a Sentinel deployment). */
+  get redis(): RedisServer {
+    return this.#standalone().redis;
+  }
+
+  /** The Sentinel deployment (only when started with `sentinel`). */
+  get deployment(): SentinelDeployment {
+    if (!("deployment" in this.#backend)) {
+      throw new Error("this cluster runs on one Redis server, not Sentinel");
+    }
+    return this.#backend.deployment;
+  }
+
+  #standalone(): Standalone {
+    if (!("redis" in this.#backend)) {
+      throw new Error("this cluster runs on Sentinel, not one Redis server");
+    }
+    return this.#backend;
   }
 
   /** The admin connection, opened again if Redis restarted. */
   async admin(): Promise<RedisAdmin> {
+    const backend = this.#standalone();
     try {
-      await this.#admin.command("PING");
+      await backend.admin.command("PING");
     } catch {
-      this.#admin.close();
-      this.#admin = await RedisAdmin.connect(this.redis.port);
+      backend.admin.close();
+      backend.admin = await RedisAdmin.connect(backend.redis.port);
     }
-    return this.#admin;
+    return backend.admin;
   }
 
   /** Starts program `i` on its port (again, after a kill). */
   async startProgram(i: number): Promise<void> {
+    const sentinel = this.#options.sentinel;
     this.#programs[i] = await startServer(
       [
-        `--store=${this.redis.url}`,
+        ...(sentinel === undefined ? [`--store=${this.redis.url}`] : [
+          `--store=${this.deployment.storeUrl}`,
+          `--redis-wait-replicas=${sentinel.waitReplicas}`,
+        ]),
         `--port=${this.#ports[i]}`,
         `--history=${this.#options.history}`,
         "--quiet",
@@ -137,8 +190,11 @@ export class Cluster {
       }
     }
     this.#programs.fill(undefined);
-    this.#admin.close();
-    await this.redis.kill();
+    if ("deployment" in this.#backend) await this.#backend.deployment.stop();
+    else {
+      this.#backend.admin.close();
+      await this.#backend.redis.kill();
+    }
     if (this.#dir) await Deno.remove(this.#dir, { recursive: true });
     return problems;
   }

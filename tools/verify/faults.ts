@@ -16,6 +16,10 @@ export interface Scenario extends Expectations {
   description: string;
   /** Redis keeps an append-only file (`appendfsync always`). */
   persistent: boolean;
+  /** Run on a Sentinel deployment, the programs with `--redis-wait-replicas` set to this. */
+  sentinel?: { waitReplicas: number };
+  /** Rounds to run at the least, however short the duration. */
+  minRounds?: number;
   /** One round of the fault; `round` counts from 0. */
   round(cluster: Cluster, round: number): Promise<void>;
 }
@@ -33,6 +37,24 @@ async function restartRedis(cluster: Cluster) {
   await cluster.restartRedis(500);
   await sleep(1500);
 }
+
+/**
+ * Kills the master (SIGKILL) under the writers, waits until a sentinel
+ * names the promoted replica, brings the old master back as a replica of
+ * the new one, and waits until the deployment could fail over again.
+ */
+async function failover(cluster: Cluster) {
+  await sleep(700);
+  const deployment = cluster.deployment;
+  const done = await deployment.failover();
+  cluster.failovers.push(done);
+  await deployment.restartAsReplica(done.oldPort);
+  await deployment.settled();
+  await sleep(300);
+}
+
+/** The failovers a full run makes at the least. */
+const FAILOVERS = 10;
 
 /**
  * Every scenario, by name.
@@ -159,6 +181,29 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
         }
         await sleep(1000);
       },
+    },
+    {
+      name: "failover",
+      description:
+        "Sentinel: kill -9 the master, a replica is promoted, the old master comes back as a replica; nothing refused may land (acknowledged writes the master had not replicated may be lost)",
+      durable: false,
+      mayLose: true,
+      faultFree: false,
+      persistent: false,
+      sentinel: { waitReplicas: 0 },
+      minRounds: FAILOVERS,
+      round: failover,
+    },
+    {
+      name: "failover-wait",
+      description:
+        "the same with --redis-wait-replicas=1: nothing acknowledged may be lost either",
+      durable: true,
+      faultFree: false,
+      persistent: false,
+      sentinel: { waitReplicas: 1 },
+      minRounds: FAILOVERS,
+      round: failover,
     },
   ] satisfies Scenario[]).map((s) => [s.name, s]),
 );

@@ -27,6 +27,51 @@ const byStatus = (tally: Record<string, number>) =>
       ", ",
     );
 
+const ms = (n: number | undefined) =>
+  n === undefined ? "none" : String(Math.round(n));
+
+/** The middle value (the lower of the two middle ones), or undefined when there is none. */
+function median(values: number[]): number | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/** Each failover's times, then their median and maximum. */
+function failoverTable({ failovers }: ScenarioResult): string {
+  const rows = failovers.map((f, i) => [
+    i + 1,
+    ms(f.promotedMs),
+    ms(f.firstAckMs === undefined ? undefined : f.firstAckMs - f.promotedMs),
+    ms(f.firstAckMs),
+  ]);
+  const column = (
+    pick: (f: (typeof failovers)[number]) => number | undefined,
+  ) => failovers.map(pick).filter((n): n is number => n !== undefined);
+  const promoted = column((f) => f.promotedMs);
+  const back = column((f) =>
+    f.firstAckMs === undefined ? undefined : f.firstAckMs - f.promotedMs
+  );
+  const acked = column((f) => f.firstAckMs);
+  rows.push(
+    ["median", ms(median(promoted)), ms(median(back)), ms(median(acked))],
+    [
+      "max",
+      ms(Math.max(...promoted)),
+      ms(back.length ? Math.max(...back) : undefined),
+      ms(acked.length ? Math.max(...acked) : undefined),
+    ],
+  );
+  return table(
+    [
+      "failover",
+      "kill → promotion (ms)",
+      "promotion → first acknowledged write (ms)",
+      "kill → first acknowledged write (ms)",
+    ],
+    rows,
+  );
+}
+
 /**
  * The report of one scenario's run.
  *
@@ -64,7 +109,11 @@ export function formatResult(result: ScenarioResult): string {
           strict && sum(w.refused) ? `${byStatus(w.refused)} !` : byStatus(
             w.refused,
           ),
-          scenario.durable ? must(w.lost) : "(not kept)",
+          scenario.durable
+            ? must(w.lost)
+            : scenario.mayLose
+            ? w.lost
+            : "(not kept)",
           must(w.refusedStored),
           must(w.storedTwice),
           must(w.unknown, strict),
@@ -105,6 +154,7 @@ export function formatResult(result: ScenarioResult): string {
       }`,
     );
   }
+  if (result.failovers.length > 0) out.push("", failoverTable(result));
   const problems = [...result.errors, ...(r?.violations ?? [])];
   out.push(
     "",

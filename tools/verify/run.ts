@@ -32,11 +32,21 @@ export interface RunOptions {
   root?: string;
 }
 
+/** One failover's times, in ms after the master was killed. */
+export interface FailoverTimes {
+  /** When a sentinel first named the promoted replica. */
+  promotedMs: number;
+  /** When the first write sent after the kill was acknowledged; absent if none was. */
+  firstAckMs?: number;
+}
+
 /** What a run found. */
 export interface ScenarioResult {
   scenario: Scenario;
   rounds: number;
   seconds: number;
+  /** The failovers made, on a Sentinel deployment. */
+  failovers: FailoverTimes[];
   /** Absent when the run could not finish (`errors` say why). */
   reconciliation?: Reconciliation;
   /** Why the run could not finish, or how a program misbehaved on stopping. */
@@ -44,6 +54,8 @@ export interface ScenarioResult {
 }
 
 const PROGRAMS = 2;
+/** How soon after a promotion the contract wants the service back. */
+const SERVED_AFTER_PROMOTION_MS = 5000;
 /** At most this many rounds of a fault, whatever the duration. */
 const MAX_ROUNDS = 500;
 
@@ -68,6 +80,7 @@ export async function runScenario(
     scenario,
     rounds: 0,
     seconds: 0,
+    failovers: [],
     errors: [],
   };
   let cluster: Cluster;
@@ -78,6 +91,7 @@ export async function runScenario(
       history: options.writers * options.opsPerWriter + 1000,
       persistent: scenario.persistent,
       root: options.root,
+      sentinel: scenario.sentinel,
     });
   } catch (error) {
     result.errors.push(`the cluster did not start: ${messageOf(error)}`);
@@ -119,7 +133,8 @@ export async function runScenario(
     }, stopWriters.signal);
     const faultsFrom = performance.now();
     while (
-      performance.now() - faultsFrom < options.durationMs &&
+      (performance.now() - faultsFrom < options.durationMs ||
+        result.rounds < (scenario.minRounds ?? 0)) &&
       result.rounds < MAX_ROUNDS
     ) {
       await scenario.round(cluster, result.rounds++);
@@ -152,6 +167,33 @@ export async function runScenario(
     stopWriters.abort();
     await writing?.catch(() => {});
     await Promise.all([...followers, ...watchers].map((f) => f.stop()));
+    result.failovers = cluster.failovers.map((f) => {
+      const acknowledged = writes.filter((w) =>
+        w.status === 200 && w.start >= f.killedAt
+      ).map((w) => w.end);
+      return {
+        promotedMs: f.promotedAt - f.killedAt,
+        firstAckMs: acknowledged.length === 0
+          ? undefined
+          : Math.min(...acknowledged) - f.killedAt,
+      };
+    });
+    result.failovers.forEach((f, i) => {
+      const back = f.firstAckMs === undefined
+        ? undefined
+        : f.firstAckMs - f.promotedMs;
+      if (back === undefined || back > SERVED_AFTER_PROMOTION_MS) {
+        result.errors.push(
+          `failover ${i + 1}: no write acknowledged within ${
+            SERVED_AFTER_PROMOTION_MS / 1000
+          } s of the promotion${
+            back === undefined
+              ? ""
+              : ` (the first ${Math.round(back)} ms after)`
+          }`,
+        );
+      }
+    });
     result.errors.push(...await cluster.stop());
     clearTimeout(watchdog);
   }

@@ -32,12 +32,20 @@ const SMALL: RunOptions = {
   pauseMs: 20,
 };
 
+/** Failovers at test size: fewer than the full run's ten. */
+const SMALL_FAILOVERS = 2;
+
 for (const scenario of Object.values(SCENARIOS)) {
   Deno.test({
     name: `verify ${scenario.name}: every figure the contract fixes at 0 is 0`,
     ignore: missing,
     async fn() {
-      const result = await runScenario(scenario, SMALL);
+      const result = await runScenario(
+        scenario.minRounds === undefined
+          ? scenario
+          : { ...scenario, minRounds: SMALL_FAILOVERS },
+        SMALL,
+      );
       const report = formatResult(result);
       assert.ok(passed(result), report);
       const r = result.reconciliation!;
@@ -51,6 +59,13 @@ for (const scenario of Object.values(SCENARIOS)) {
           sum(w.refused) + w.unknown > 0
         ) || r.readers.some((reader) => reader.connections > 1);
         assert.ok(felt, `the fault left no trace\n${report}`);
+      }
+      if (scenario.sentinel) {
+        // Every failover was timed, and the service came back after each.
+        assert.ok(result.failovers.length >= SMALL_FAILOVERS, report);
+        for (const f of result.failovers) {
+          assert.ok(f.firstAckMs !== undefined, report);
+        }
       }
     },
   });
