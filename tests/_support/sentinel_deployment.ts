@@ -24,7 +24,7 @@ export interface DeploymentOptions {
 
 /** One failover, timed with `performance.now()`. */
 export interface Failover {
-  /** The master killed, and when. */
+  /** The master killed (or stopped), and when. */
   oldPort: number;
   killedAt: number;
   /** The replica promoted, and when a sentinel first named it the master. */
@@ -41,10 +41,15 @@ export interface SentinelDeployment {
   /** The port of the master as the sentinels name it now. */
   masterPort(): Promise<number>;
   /**
-   * Kills the master at once (SIGKILL) and waits until a sentinel names
-   * another; throws after `timeoutMs`.
+   * Kills the master at once (SIGKILL), or with `freeze` stops it
+   * (SIGSTOP: it keeps its connections and its role), and waits until a
+   * sentinel names another; throws after `timeoutMs`.
    */
-  failover(timeoutMs?: number): Promise<Failover>;
+  failover(
+    options?: { freeze?: boolean; timeoutMs?: number },
+  ): Promise<Failover>;
+  /** Lets a master stopped by `failover({ freeze: true })` run again (SIGCONT). */
+  thaw(port: number): void;
   /** Starts Redis again on `port`, as a replica of the current master, and waits until it has synced. */
   restartAsReplica(port: number): Promise<void>;
   /** Waits until the sentinels know `replicas` replicas of the master in sync and each other. */
@@ -272,13 +277,16 @@ export async function startSentinelDeployment(
       }/${MASTER_NAME}`,
       sentinelPorts,
       masterPort: current,
-      async failover(timeoutMs = 20_000) {
+      async failover({ freeze = false, timeoutMs = 20_000 } = {}) {
         const oldPort = await current();
         const child = nodes.get(oldPort);
         if (!child) throw new Error(`no process on ${oldPort}`);
-        nodes.delete(oldPort);
         const killedAt = performance.now();
-        await kill(child);
+        if (freeze) child.kill("SIGSTOP");
+        else {
+          nodes.delete(oldPort);
+          await kill(child);
+        }
         const deadline = killedAt + timeoutMs;
         while (performance.now() < deadline) {
           const moved = (await named()).find((p) => p !== oldPort);
@@ -293,6 +301,9 @@ export async function startSentinelDeployment(
           await sleep(10);
         }
         throw new Error(`no replica was promoted in ${timeoutMs} ms`);
+      },
+      thaw(port) {
+        nodes.get(port)?.kill("SIGCONT");
       },
       async restartAsReplica(port) {
         await startNode(port, await current());

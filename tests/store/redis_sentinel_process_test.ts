@@ -169,14 +169,9 @@ for (const waitReplicas of [0, 1]) {
           statusesBetween(failover.killedAt, failover.promotedAt).includes(503),
           "/readyz said 503 while no master answered",
         );
+        const after = statusesBetween(first.end, Infinity);
         assert.ok(
-          statusesBetween(failover.killedAt - 1000, failover.killedAt).every((
-            s,
-          ) => s === 200),
-          "/readyz said 200 before",
-        );
-        assert.ok(
-          statusesBetween(first.end + 500, Infinity).every((s) => s === 200),
+          after.includes(200) && after.at(-1) === 200,
           "/readyz says 200 again once it serves",
         );
 
@@ -227,3 +222,66 @@ for (const waitReplicas of [0, 1]) {
     },
   });
 }
+
+Deno.test({
+  name:
+    "a master stopped until a replica is promoted, then running again still a master, is left by the program within 2 s: what it acknowledges after that is kept",
+  ignore: missing,
+  async fn() {
+    // Sentinel demotes such a master (a stall, a partition) only seconds
+    // after it comes back, and until then it takes writes, which are lost
+    // with it: the program must leave it for the promoted replica itself.
+    const cluster = await Cluster.start({
+      programs: 1,
+      history: 100_000,
+      persistent: false,
+      sentinel: { waitReplicas: 0 },
+    });
+    const writes: WriteRecord[] = [];
+    const stop = new AbortController();
+    let writers: Promise<void> | undefined;
+    try {
+      writers = runWriters({
+        urls: cluster.urls,
+        writers: 2,
+        opsPerWriter: 100_000,
+        pauseMs: 20,
+        tag: "s",
+        log: writes,
+      }, stop.signal);
+      await sleep(500);
+      const failover = await cluster.deployment.failover({ freeze: true });
+      cluster.deployment.thaw(failover.oldPort);
+      await sleep(5000);
+      stop.abort();
+      await writers;
+      // What the old master holds is only lost once Sentinel makes it a
+      // replica of the new one: the end state is read after that.
+      await cluster.deployment.settled();
+      await waitReady(cluster.urls, 10_000);
+      const sentinel = await postSentinel(cluster.urls[0], "s", writes);
+      const final = await readFinalState(cluster.urls, sentinel, false);
+      const result = reconcile(
+        { writes, readers: [], quotesSeen: [], final },
+        { durable: false, mayLose: true, faultFree: false },
+      );
+      assert.deepEqual(result.violations, []);
+      const kept = new Set(final.messages.map((m) => m.text));
+      const lostLate = writes.filter((w) =>
+        w.kind === "message" && w.status === 200 &&
+        w.start > failover.promotedAt + 2000 && !kept.has(w.value)
+      );
+      assert.deepEqual(lostLate, []);
+      assert.ok(
+        writes.some((w) =>
+          w.status === 200 && w.start > failover.promotedAt + 2000
+        ),
+        "it served after the promotion",
+      );
+    } finally {
+      stop.abort();
+      await writers?.catch(() => {});
+      assert.deepEqual(await cluster.stop(), []);
+    }
+  },
+});

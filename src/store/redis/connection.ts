@@ -39,7 +39,7 @@ import {
   type RedisConnection,
 } from "./redis_connection.ts";
 import { type ScriptName, SCRIPTS } from "./scripts.ts";
-import { locateMaster } from "./sentinel.ts";
+import { locateMasters } from "./sentinel.ts";
 import {
   type HostPort,
   parseSentinelUrl,
@@ -347,15 +347,33 @@ async function connectDirect(
 
 /**
  * The master that the sentinels name: a client connected to it, checked
- * with `ROLE`, and subscribed to what `link` is subscribed to. Throws,
- * saying why, when there is none yet.
+ * with `ROLE`, and subscribed to what `link` is subscribed to. The
+ * addresses named are tried in turn (`sentinel.ts`). Throws, saying why,
+ * when none is the master yet.
  */
 async function openMaster(
   link: Link,
   options: ConnectionOptions,
   address: SentinelAddress,
 ): Promise<{ client: Client; master: HostPort }> {
-  const master = await locateMaster(address);
+  let failure: unknown;
+  for (const master of await locateMasters(address)) {
+    try {
+      return { client: await openNode(link, options, address, master), master };
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
+}
+
+/** A client connected to `master`, checked with `ROLE` and subscribed to what `link` is subscribed to. */
+async function openNode(
+  link: Link,
+  options: ConnectionOptions,
+  address: SentinelAddress,
+  master: HostPort,
+): Promise<Client> {
   const client = newClient({
     socket: {
       host: master.host,
@@ -377,7 +395,7 @@ async function openMaster(
     const [role] = await client.sendCommand(["ROLE"]) as [string];
     if (role !== "master") {
       throw new Error(
-        `${master.host}:${master.port} is a ${role}, not the master yet`,
+        `${master.host}:${master.port} is a ${role}, not the master`,
       );
     }
     for (const [channel, listener] of link.subscriptions) {
@@ -389,7 +407,7 @@ async function openMaster(
   } finally {
     link.opening = undefined;
   }
-  return { client, master };
+  return client;
 }
 
 /** The master of a Sentinel deployment, followed through every failover. */
@@ -424,20 +442,21 @@ async function connectThroughSentinel(
   // partition, a stall) stays a master, and keeps its clients, until they
   // reach it again and demote it, which Sentinel does only seconds later;
   // whatever it takes meanwhile is lost. So the sentinels are asked every
-  // MASTER_CHECK_MS whether they still name this one, for as long as it is
-  // the current client.
+  // MASTER_CHECK_MS whether any still names this one, for as long as it is
+  // the current client; once none does, it is left. (Any, not most: just
+  // after a promotion, most may still name the master that died.)
   const watch = async (client: Client, master: HostPort) => {
     while (link.client === client && !link.closed) {
       await link.pause(MASTER_CHECK_MS);
       if (link.client !== client) return;
-      const named = await locateMaster(address).catch(() => undefined);
+      const named = await locateMasters(address).catch(() => undefined);
       if (
         named !== undefined && link.client === client &&
-        (named.host !== master.host || named.port !== master.port)
+        !named.some((n) => n.host === master.host && n.port === master.port)
       ) {
         lose(
           client,
-          `the sentinels now name ${named.host}:${named.port} the master`,
+          `the sentinels now name ${named[0].host}:${named[0].port} the master`,
         );
       }
     }
