@@ -38,6 +38,23 @@ if (missing) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** `writers` writers over every program of `cluster`, logging into `log`, until `signal` aborts. */
+const writeOn = (
+  cluster: Cluster,
+  writers: number,
+  tag: string,
+  log: WriteRecord[],
+  signal: AbortSignal,
+) =>
+  runWriters({
+    urls: cluster.urls,
+    writers,
+    opsPerWriter: 100_000,
+    pauseMs: 20,
+    tag,
+    log,
+  }, signal);
+
 Deno.test({
   name:
     "through the sentinels, the program finds the master and stores there; a deployment it cannot use stops start-up in one line, without the password",
@@ -133,14 +150,7 @@ for (const waitReplicas of [0, 1]) {
       })();
       let writers: Promise<void> | undefined;
       try {
-        writers = runWriters({
-          urls: cluster.urls,
-          writers: 4,
-          opsPerWriter: 100_000,
-          pauseMs: 20,
-          tag: "f",
-          log: writes,
-        }, stop.signal);
+        writers = writeOn(cluster, 4, "f", writes, stop.signal);
         await sleep(1000);
         const failover = await cluster.deployment.failover();
         // Writes go on until one sent after the promotion is acknowledged
@@ -241,14 +251,7 @@ Deno.test({
     const stop = new AbortController();
     let writers: Promise<void> | undefined;
     try {
-      writers = runWriters({
-        urls: cluster.urls,
-        writers: 2,
-        opsPerWriter: 100_000,
-        pauseMs: 20,
-        tag: "s",
-        log: writes,
-      }, stop.signal);
+      writers = writeOn(cluster, 2, "s", writes, stop.signal);
       await sleep(500);
       const failover = await cluster.deployment.failover({ freeze: true });
       cluster.deployment.thaw(failover.oldPort);
