@@ -62,9 +62,13 @@ function hostPort(text: string): HostPort | undefined {
  *
  * @example Three sentinels
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseSentinelUrl } from "./store_url.ts";
  * const address = parseSentinelUrl("redis+sentinel://10.0.0.1:26379,10.0.0.2:26379,10.0.0.3/cache/2");
- * console.log(address?.sentinels.length, address?.masterName, address?.database); // 3 "cache" 2
+ * assert.equal(address?.sentinels.length, 3);
+ * assert.deepEqual(address?.sentinels[2], { host: "10.0.0.3", port: 26379 });
+ * assert.equal(address?.masterName, "cache");
+ * assert.equal(address?.database, 2);
  * ```
  */
 export function parseSentinelUrl(url: string): SentinelAddress | undefined {
@@ -111,10 +115,11 @@ export function parseSentinelUrl(url: string): SentinelAddress | undefined {
  *
  * @example Telling a store URL from anything else
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isRedisUrl } from "./store_url.ts";
- * console.log(isRedisUrl("redis://127.0.0.1:6379/0")); // true
- * console.log(isRedisUrl("redis+sentinel://127.0.0.1:26379/mymaster")); // true
- * console.log(isRedisUrl("redis+sentinel://127.0.0.1:26379")); // false: no master name
+ * assert.ok(isRedisUrl("redis://127.0.0.1:6379/0"));
+ * assert.ok(isRedisUrl("redis+sentinel://127.0.0.1:26379/mymaster"));
+ * assert.ok(!isRedisUrl("redis+sentinel://127.0.0.1:26379"), "no master name");
  * ```
  */
 export function isRedisUrl(spec: string): boolean {
@@ -128,9 +133,16 @@ export function isRedisUrl(spec: string): boolean {
  *
  * @example Showing a URL in a message
  * ```ts
+ * import assert from "node:assert/strict";
  * import { redactUrl } from "./store_url.ts";
- * console.log(redactUrl("redis://app:s3cret@10.0.0.1:6379/0")); // "redis://app:***@10.0.0.1:6379/0"
- * console.log(redactUrl("redis+sentinel://:s3cret@10.0.0.1,10.0.0.2/cache")); // "redis+sentinel://:***@10.0.0.1,10.0.0.2/cache"
+ * assert.equal(
+ *   redactUrl("redis://app:s3cret@10.0.0.1:6379/0"),
+ *   "redis://app:***@10.0.0.1:6379/0",
+ * );
+ * assert.equal(
+ *   redactUrl("redis+sentinel://:s3cret@10.0.0.1,10.0.0.2/cache"),
+ *   "redis+sentinel://:***@10.0.0.1,10.0.0.2/cache",
+ * );
  * ```
  */
 export function redactUrl(url: string): string {
