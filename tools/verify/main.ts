@@ -57,9 +57,11 @@ function count(name: keyof typeof flags, min: number): number {
 const names = flags.scenario === "all"
   ? Object.keys(SCENARIOS)
   : flags.scenario!.split(",");
-for (const name of names) {
-  if (!(name in SCENARIOS)) usageError(`--scenario: no scenario ${name}`);
-}
+// Own keys only: `in` would take Object.prototype's names (toString) for scenarios.
+const scenarios = names.map((name) =>
+  (Object.hasOwn(SCENARIOS, name) ? SCENARIOS[name] : undefined) ??
+    usageError(`--scenario: no scenario ${name}`)
+);
 const checkout = flags.checkout;
 if (checkout !== undefined) {
   for (const file of ["main.ts", "deno.json"]) {
@@ -84,10 +86,10 @@ if (!redisServerPath()) {
 }
 
 const failed: string[] = [];
-for (const name of names) {
-  const result = await runScenario(SCENARIOS[name], options);
+for (const scenario of scenarios) {
+  const result = await runScenario(scenario, options);
   console.log(formatResult(result));
-  if (!passed(result)) failed.push(name);
+  if (!passed(result)) failed.push(scenario.name);
 }
 if (failed.length > 0) {
   console.log(`FAILED: ${failed.join(", ")}`);

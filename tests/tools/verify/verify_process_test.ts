@@ -94,6 +94,8 @@ Deno.test("deno task verify refuses a bad flag or scenario in one line, exit 2",
     const args of [
       ["--writers=0"],
       ["--scenario=none,nope"],
+      // Names every object has (Object.prototype's) are no scenario either.
+      ["--scenario=toString"],
       ["--bogus"],
       ["--checkout=/nonexistent"],
     ]
