@@ -45,7 +45,7 @@ const rounds = Number(flags.rounds);
 async function presenceOf(events: EventReader, name: string) {
   const deadline = Date.now() + 30_000;
   for (let i = 0; i < 10_000; i++) {
-    const [event] = await events.events(1, Math.max(1, deadline - Date.now()));
+    const event = await events.event(Math.max(1, deadline - Date.now()));
     const data = JSON.parse(event.data);
     if (event.event === "presence" && data.name === name) return data;
   }

@@ -37,7 +37,7 @@ async function nextPresence(
 ): Promise<unknown> {
   const deadline = Date.now() + timeoutMs;
   for (let i = 0; i < 1000; i++) {
-    const [event] = await events.events(1, Math.max(1, deadline - Date.now()));
+    const event = await events.event(Math.max(1, deadline - Date.now()));
     if (event.event === "presence") return JSON.parse(event.data);
   }
   throw new Error("no presence event");

@@ -74,9 +74,15 @@ function field(info: string, name: string): string | undefined {
 
 /** Pairs of a flat `[name, value, ...]` reply, as an object. */
 function pairs(reply: unknown): Record<string, string> {
-  const list = reply as string[];
   const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < list.length; i += 2) out[list[i]] = list[i + 1];
+  let name: string | undefined;
+  for (const item of reply as string[]) {
+    if (name === undefined) name = item;
+    else {
+      out[name] = item;
+      name = undefined;
+    }
+  }
   return out;
 }
 
@@ -231,8 +237,9 @@ export async function startSentinelDeployment(
     const current = async () => {
       for (let tries = 0; tries < 100; tries++) {
         const ports = await named();
-        if (ports.length > 0 && ports.every((p) => p === ports[0])) {
-          return ports[0];
+        const [first] = ports;
+        if (first !== undefined && ports.every((p) => p === first)) {
+          return first;
         }
         await sleep(50);
       }
@@ -253,10 +260,14 @@ export async function startSentinelDeployment(
             const state = pairs(
               await admin.command("SENTINEL", "MASTER", MASTER_NAME),
             );
+            const flags = state.flags;
+            if (flags === undefined) {
+              throw new Error("SENTINEL MASTER: no flags");
+            }
             known &&= Number(state["num-slaves"]) >= replicas &&
               Number(state["num-other-sentinels"]) >= sentinelCount - 1 &&
-              !state.flags.includes("down") &&
-              !state.flags.includes("failover");
+              !flags.includes("down") &&
+              !flags.includes("failover");
           }
           last = `master ${master}: ${online} replicas online; sentinels ${
             known ? "agree" : "still learning"

@@ -7,6 +7,7 @@ import {
 import { HttpError } from "../../src/http/http_error.ts";
 import fc from "fast-check";
 import { chunkedBody } from "../_support/call.ts";
+import { itemAt } from "../_support/item_at.ts";
 
 function post(body: BodyInit, headers?: Record<string, string>): Request {
   return new Request("http://h/", { method: "POST", body, headers });
@@ -17,11 +18,12 @@ const reader = (maxBytes: number, timeoutMs = 10_000, signal?: AbortSignal) =>
 
 /** A byte stream (as Deno's request bodies are) that sends `chunks`, then waits forever when `hang`. */
 function byteStream(chunks: Uint8Array[], hang = false): ReadableStream {
-  let index = 0;
+  const rest = chunks.values();
   return new ReadableStream({
     type: "bytes",
     pull(controller) {
-      if (index < chunks.length) controller.enqueue(chunks[index++]);
+      const next = rest.next();
+      if (!next.done) controller.enqueue(next.value);
       else if (hang) return new Promise(() => {});
       else {
         controller.close();
@@ -40,7 +42,7 @@ async function rejectsWith(
   await assert.rejects(promise, (error) => {
     assert.ok(error instanceof HttpError, String(error));
     assert.equal(error.status, status);
-    assert.match(error.errors[0].description, description);
+    assert.match(itemAt(error.errors, 0).description, description);
     return true;
   });
 }

@@ -30,6 +30,7 @@ import {
   type WriteRecord,
 } from "../../tools/verify/reconcile.ts";
 import { runWriters } from "../../tools/verify/writers.ts";
+import { itemAt } from "../_support/item_at.ts";
 
 const missing = redisServerPath() === undefined;
 if (missing) {
@@ -131,7 +132,8 @@ for (const waitReplicas of [0, 1]) {
         persistent: false,
         sentinel: { waitReplicas },
       });
-      const [writing, reading] = cluster.urls;
+      const writing = itemAt(cluster.urls, 0);
+      const reading = itemAt(cluster.urls, 1);
       const writes: WriteRecord[] = [];
       const reader: ReaderLog = { name: "reader", connections: [] };
       const follower = followMessages(reading, reader);
@@ -214,7 +216,7 @@ for (const waitReplicas of [0, 1]) {
           Object.values(result.writes).some((w) => (w.refused["503"] ?? 0) > 0),
           "writes were refused while no master answered",
         );
-        const [figures] = result.readers;
+        const figures = itemAt(result.readers, 0);
         assert.ok(
           figures.connections >= 2,
           "the failover ended the reader's stream, and it reconnected",
@@ -262,7 +264,7 @@ Deno.test({
       // replica of the new one: the end state is read after that.
       await cluster.deployment.settled();
       await waitReady(cluster.urls, 10_000);
-      const sentinel = await postSentinel(cluster.urls[0], "s", writes);
+      const sentinel = await postSentinel(itemAt(cluster.urls, 0), "s", writes);
       const final = await readFinalState(cluster.urls, sentinel, false);
       const result = reconcile(
         { writes, readers: [], quotesSeen: [], final },

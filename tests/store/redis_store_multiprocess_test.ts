@@ -15,6 +15,7 @@ import {
   startServer,
 } from "../_support/program.ts";
 import { eventually, withCluster } from "../_support/cluster.ts";
+import { itemAt } from "../_support/item_at.ts";
 
 const missing = redisServerPath() === undefined;
 
@@ -129,7 +130,9 @@ Deno.test({
       }
       assert.equal(
         (await get(`${b.url}users`, {
-          headers: { "x-messaging-token": utf8Header(won[0].json.token) },
+          headers: {
+            "x-messaging-token": utf8Header(itemAt(won, 0).json.token),
+          },
         })).json.users.length,
         1,
       );
@@ -458,7 +461,7 @@ Deno.test({
       const { json: { token } } = await post(`${a.url}users`, "ann");
       await post(a.url, '{"text":"before"}', token);
       const reader = await openEvents(b.url);
-      const [seen] = await reader.events(1);
+      const seen = await reader.event();
       assert.equal(seen.id, "1");
       // Cut every subscription, as a network failure would.
       await redis.cli("CLIENT", "KILL", "TYPE", "pubsub");

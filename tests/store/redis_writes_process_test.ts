@@ -67,11 +67,11 @@ Deno.test({
         }
       })();
       const started = Date.now();
-      const writers = Array.from({ length: 16 }, async (_, w) => {
-        const server = servers[w % 2];
+      const writers = leavers.map(async (mine, w) => {
+        const server = w % 2 ? b : a;
         for (let n = 0; Date.now() - started < 4000 && n < 1000; n++) {
-          if (n % 3 === 2 && leavers[w].length > 0) {
-            const token = leavers[w].pop()!;
+          const token = n % 3 === 2 ? mine.pop() : undefined;
+          if (token !== undefined) {
             removed.set(
               token.slice(0, token.indexOf("-")),
               await status(`${server.url}users`, {

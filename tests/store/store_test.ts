@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { storeTest } from "../_support/call.ts";
+import { itemAt } from "../_support/item_at.ts";
 
 storeTest("registerUser is register-if-absent", async (store) => {
   assert.equal(await store.registerUser("alice", "t1"), "registered");
@@ -89,7 +90,7 @@ storeTest(
     // history 7: ids 6..12 retained
     const all = await store.recentMessages(0);
     assert.deepEqual(all.messages.map((m) => m.id), [6, 7, 8, 9, 10, 11, 12]);
-    assert.equal(all.messages[0].json, '{"i":6}');
+    assert.equal(itemAt(all.messages, 0).json, '{"i":6}');
     assert.equal(all.newestId, 12);
     assert.equal(all.missed, 5);
     const some = await store.recentMessages(9);

@@ -9,6 +9,7 @@ import { MemoryStore } from "../../src/store/memory_store.ts";
 import type { Store, StoreEvent } from "../../src/store/store.ts";
 import { call, connectionFrom, storeTest } from "../_support/call.ts";
 import { type EventReader, readEvents } from "../_support/event_reader.ts";
+import { itemAt } from "../_support/item_at.ts";
 
 const STREAM_TYPE = "text/event-stream; charset=utf-8";
 
@@ -69,7 +70,7 @@ storeTest(
     const shown = (await call(handler, "GET", "/")).json.toReversed();
     assert.deepEqual(first.map((e) => JSON.parse(e.data)), shown);
     await post(handler, token, "m8", { color: "red", mood: "ok" });
-    const [live] = await events.events(1);
+    const live = await events.event();
     assert.equal(live.id, "8");
     assert.deepEqual(JSON.parse(live.data), {
       text: "m8",
@@ -108,9 +109,10 @@ storeTest(
     const upToDate = await resume("13");
     assert.deepEqual(ids(upToDate), [14]);
     const gone = await resume("2");
-    assert.equal(gone[0].event, "gap");
+    const gap = itemAt(gone, 0);
+    assert.equal(gap.event, "gap");
     // 14 messages so far, history 7: ids 8..14 retained, 3..7 gone.
-    assert.deepEqual(JSON.parse(gone[0].data), { missed: 5 });
+    assert.deepEqual(JSON.parse(gap.data), { missed: 5 });
     assert.deepEqual(ids(gone.slice(1)), [8, 9, 10, 11, 12, 13, 14, 15]);
     // Not a whole number, or above the newest id: as if absent (newest 5).
     const garbage = await resume("abc");
@@ -137,7 +139,7 @@ storeTest("a refused post makes no event", async (store) => {
     401,
   );
   await post(handler, token, "accepted");
-  const [only] = await events.events(1);
+  const only = await events.event();
   assert.equal(only.id, "1");
   assert.equal(JSON.parse(only.data).text, "accepted");
   await events.close();
@@ -149,7 +151,7 @@ storeTest(
     const handler = app(store);
     const { events } = await open(handler, "/quote/events");
     assert.deepEqual(await events.next(), { type: "retry", ms: 1000 });
-    const [initial] = await events.events(1);
+    const initial = await events.event();
     assert.deepEqual(
       { event: initial.event, id: initial.id, data: initial.data },
       { event: "quote", id: undefined, data: '"Not set, yet !"' },
@@ -159,7 +161,7 @@ storeTest(
       400,
     );
     await call(handler, "POST", "/quote", { body: 'Say "hi"\nnow!' });
-    const [replaced] = await events.events(1);
+    const replaced = await events.event();
     assert.equal(JSON.parse(replaced.data), 'Say "hi"\nnow!');
     await events.close();
   },
@@ -337,7 +339,7 @@ storeTest(
     assert.equal(active(), 2, "the other message reader still needs it");
     await post(handler, token, "to the one left");
     await second.events.events(1); // what it caught up with
-    const [live] = await second.events.events(1);
+    const live = await second.events.event();
     assert.equal(JSON.parse(live.data).text, "to the one left");
     await second.events.close();
     await quote.events.close();

@@ -41,7 +41,7 @@ async function follow(
 /** The next `presence` event's data, skipping messages. */
 async function nextPresence(events: EventReader): Promise<unknown> {
   for (let i = 0; i < 100; i++) {
-    const [event] = await events.events(1);
+    const event = await events.event();
     if (event.event === "presence") {
       assert.equal(event.id, undefined, "a presence event has no id");
       return JSON.parse(event.data);
@@ -139,7 +139,7 @@ storeTest(
       token: bob,
       body: '{"text":"still here?"}',
     });
-    const [message] = await watcher.events(1);
+    const message = await watcher.event();
     assert.equal(message.event, "message", "no presence event came first");
     assert.deepEqual(await onlineOf(handler, bob), ["ann"]);
     await second.close();

@@ -160,6 +160,9 @@ export const SCENARIOS: Record<string, Scenario> = Object.fromEntries(
           "GET",
           "maxclients",
         ) as string[];
+        if (limit === undefined) {
+          throw new Error("CONFIG GET maxclients: no value");
+        }
         const connected = await admin.info("clients", "connected_clients");
         // Lowered first, to what is connected less those about to be killed,
         // so the killed cannot take a free place back.

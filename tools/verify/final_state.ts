@@ -154,7 +154,9 @@ export async function readFinalState(
   sentinel: Sentinel,
   durable: boolean,
 ): Promise<FinalState> {
-  const messages = await readHistory(urls[0], sentinel.text, 20_000, durable);
+  const [primary, ...others] = urls;
+  if (primary === undefined) throw new Error("no program URL to read from");
+  const messages = await readHistory(primary, sentinel.text, 20_000, durable);
   const readsOf = async (url: string) =>
     JSON.stringify({
       users: (await getJson(`${url}users`, sentinel.token) as {
@@ -163,9 +165,9 @@ export async function readFinalState(
       quote: await getJson(`${url}quote`),
       newest: await getJson(url),
     });
-  const first = await readsOf(urls[0]);
+  const first = await readsOf(primary);
   const disagreements: string[] = [];
-  for (const url of urls.slice(1)) {
+  for (const url of others) {
     const agreed = await within(
       3000,
       async () => (await readsOf(url)) === first || undefined,

@@ -145,7 +145,9 @@ export async function runScenario(
     phase = "waiting for ready";
     await waitReady(cluster.urls, 20_000);
     phase = "posting the sentinel";
-    const sentinel = await postSentinel(cluster.urls[0], tag, writes);
+    const [firstUrl] = cluster.urls;
+    if (firstUrl === undefined) throw new Error("the cluster runs no program");
+    const sentinel = await postSentinel(firstUrl, tag, writes);
     phase = "waiting for readers";
     await Promise.all(followers.map((f) => f.waitFor(sentinel.text, 15_000)));
     phase = "stopping readers";

@@ -101,6 +101,7 @@ async function writer(
     // Each writer starts on its own process and alternates, so every
     // process takes every kind of write.
     const url = urls[(w + op) % urls.length];
+    if (url === undefined) throw new Error("no program URL to write to");
     const unique = `${tag}w${w}n${op}`;
     const roll = Math.random();
     if (token === undefined || roll < 0.05) {

@@ -449,14 +449,16 @@ async function connectThroughSentinel(
     while (link.client === client && !link.closed) {
       await link.pause(MASTER_CHECK_MS);
       if (link.client !== client) return;
-      const named = await locateMasters(address).catch(() => undefined);
+      // No answer is no news ([]); an answer names at least one master.
+      const named = await locateMasters(address).catch(() => []);
+      const [first] = named;
       if (
-        named !== undefined && link.client === client &&
+        first !== undefined && link.client === client &&
         !named.some((n) => n.host === master.host && n.port === master.port)
       ) {
         lose(
           client,
-          `the sentinels now name ${named[0].host}:${named[0].port} the master`,
+          `the sentinels now name ${first.host}:${first.port} the master`,
         );
       }
     }

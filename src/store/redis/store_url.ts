@@ -49,9 +49,12 @@ function hostPort(text: string): HostPort | undefined {
     /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9][A-Za-z0-9.-]*))(?::(\d{1,5}))?$/,
   );
   if (!match) return undefined;
-  const port = match[3] === undefined ? SENTINEL_PORT : Number(match[3]);
+  const [, v6, name, portText] = match;
+  const host = v6 ?? name;
+  if (host === undefined) return undefined;
+  const port = portText === undefined ? SENTINEL_PORT : Number(portText);
   if (port < 1 || port > 65535) return undefined;
-  return { host: match[1] ?? match[2], port };
+  return { host, port };
 }
 
 /**
@@ -84,13 +87,14 @@ export function parseSentinelUrl(url: string): SentinelAddress | undefined {
     return undefined;
   }
   if (path.length > 2) return undefined;
-  const masterName = decode(path[0]);
+  const [name = "", db] = path;
+  const masterName = decode(name);
   if (!masterName) return undefined;
-  const database = path.length === 2 && /^\d{1,4}$/.test(path[1])
-    ? Number(path[1])
-    : path.length === 2
-    ? NaN
-    : 0;
+  const database = db === undefined
+    ? 0
+    : /^\d{1,4}$/.test(db)
+    ? Number(db)
+    : NaN;
   if (!(database <= MAX_DATABASE)) return undefined;
   const address: SentinelAddress = {
     sentinels: hosts as HostPort[],

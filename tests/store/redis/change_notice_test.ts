@@ -10,6 +10,7 @@ import { decodeNotice } from "../../../src/store/redis/change_notice.ts";
 import { nameProblem } from "../../../src/services/user_name.ts";
 import { redisServerPath } from "../../_support/redis_server.ts";
 import { sharedRedisConnection } from "../../_support/call.ts";
+import { itemAt } from "../../_support/item_at.ts";
 
 const ignore = redisServerPath() === undefined;
 
@@ -34,7 +35,7 @@ Deno.test({
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       assert.equal(heard.length, before + 1);
-      return decodeNotice(heard[before]);
+      return decodeNotice(itemAt(heard, before));
     };
     /** Runs `script` as a settled write would, and answers the notice it published. */
     const publish = (

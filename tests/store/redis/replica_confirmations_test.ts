@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { CommandGate } from "../../../src/store/redis/command_gate.ts";
 import { ReplicaConfirmations } from "../../../src/store/redis/replica_confirmations.ts";
+import { itemAt } from "../../_support/item_at.ts";
 
 function harness(replicas = 2) {
   const waits: { replicas: number; answer: (held: number) => void }[] = [];
@@ -34,12 +35,12 @@ Deno.test("one WAIT at a time: writes answered while it waits share the next one
     const second = h.confirmations.confirm(1);
     const third = h.confirmations.confirm(1);
     assert.equal(h.waits.length, 1, "the others wait for the first");
-    h.waits[0].answer(2);
+    itemAt(h.waits, 0).answer(2);
     assert.equal(await first, true);
     await tick();
     assert.equal(h.waits.length, 2, "then one more WAIT, for both");
-    assert.equal(h.waits[1].replicas, 2);
-    h.waits[1].answer(1);
+    assert.equal(itemAt(h.waits, 1).replicas, 2);
+    itemAt(h.waits, 1).answer(1);
     assert.deepEqual(await Promise.all([second, third]), [false, false]);
   } finally {
     h.gate.close();
@@ -57,7 +58,7 @@ Deno.test("a write of another session is never confirmed, and sends no WAIT", as
     const waiting = h.confirmations.confirm(2);
     const queued = h.confirmations.confirm(2);
     h.connection.session = 3;
-    h.waits[0].answer(1);
+    itemAt(h.waits, 0).answer(1);
     assert.equal(
       await waiting,
       true,

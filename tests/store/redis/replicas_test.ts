@@ -16,6 +16,7 @@ import {
   redisServerPath,
   startRedis,
 } from "../../_support/redis_server.ts";
+import { itemAt } from "../../_support/item_at.ts";
 
 const ignore = redisServerPath() === undefined;
 
@@ -148,7 +149,7 @@ replicatedTest(
       );
       assert.equal(texts.length, 1);
       assert.deepEqual(
-        (await replica.cli("LRANGE", texts[0], "0", "-1")).split("\n"),
+        (await replica.cli("LRANGE", itemAt(texts, 0), "0", "-1")).split("\n"),
         [
           '3 {"text":"after"}',
           '2 {"text":"held"}',

@@ -22,6 +22,7 @@ import {
   sharedRedisConnection,
   sharedRedisServer,
 } from "../../_support/call.ts";
+import { itemAt } from "../../_support/item_at.ts";
 
 const ignore = redisServerPath() === undefined;
 
@@ -154,7 +155,7 @@ settledTest(
     assert.deepEqual(await h.history(), []);
     // The lost attempt, delivered now: it finds its fence passed.
     assert.equal(h.lost.length, 1);
-    assert.equal(await h.redis.run(...h.lost[0]), "late");
+    assert.equal(await h.redis.run(...itemAt(h.lost, 0)), "late");
     assert.deepEqual(await h.history(), []);
     assert.deepEqual(await records(h), []);
   },

@@ -16,6 +16,7 @@ import {
   type RunLogs,
   type WriteRecord,
 } from "../../../tools/verify/reconcile.ts";
+import { itemAt } from "../../_support/item_at.ts";
 
 const SEED = 20261124;
 const DURABLE: Expectations = { durable: true, faultFree: false };
@@ -86,7 +87,14 @@ function split<T>(items: T[], cuts: number[]): T[][] {
   return out;
 }
 
-const readerFigures = (logs: RunLogs) => reconcile(logs, DURABLE).readers[0];
+/** The figures of a run's one reader. */
+function onlyReader(result: ReturnType<typeof reconcile>) {
+  const [figures] = result.readers;
+  assert.ok(figures, "reconcile reported no reader");
+  return figures;
+}
+
+const readerFigures = (logs: RunLogs) => onlyReader(reconcile(logs, DURABLE));
 
 /** A reader following messages first..n, cut into connections anywhere. */
 const followed = fc.record({
@@ -107,7 +115,7 @@ Deno.test("a reader that got every message once, in order, over any reconnects, 
       ]);
       const result = reconcile(run, DURABLE);
       assert.deepEqual(result.violations, []);
-      assert.equal(result.readers[0].delivered, ids.length);
+      assert.equal(onlyReader(result).delivered, ids.length);
     }),
     { seed: SEED, numRuns: 300 },
   );
@@ -119,7 +127,7 @@ Deno.test("one message a reader never got, past its first, is missing; between t
       followed,
       fc.nat(),
       ({ n, ids, cuts }, pick) => {
-        const dropped = ids[1 + pick % (ids.length - 1)];
+        const dropped = itemAt(ids, 1 + pick % (ids.length - 1));
         const kept = ids.filter((id) => id !== dropped).map((id) => msg(id));
         const run = storedRun(n, [readerOf(split(kept, cuts))]);
         const figures = readerFigures(run);
@@ -141,7 +149,7 @@ Deno.test("a message received twice, on any connection, is one duplicate and not
       const items = ids.map((id) => msg(id));
       const at = a % items.length;
       const again = at + 1 + b % (items.length - at);
-      items.splice(again, 0, items[at]);
+      items.splice(again, 0, itemAt(items, at));
       const figures = readerFigures(
         storedRun(n, [readerOf(split(items, cuts))]),
       );
@@ -160,7 +168,7 @@ Deno.test("two neighbours received swapped on one connection are out of order (a
     fc.property(followed, fc.nat(), ({ n, ids }, pick) => {
       const items = ids.map((id) => msg(id));
       const at = pick % (items.length - 1);
-      [items[at], items[at + 1]] = [items[at + 1], items[at]];
+      [items[at], items[at + 1]] = [itemAt(items, at + 1), itemAt(items, at)];
       const figures = readerFigures(storedRun(n, [readerOf([items])]));
       assert.equal(figures.outOfOrder, 1);
       assert.equal(figures.missing, 0);
@@ -183,8 +191,8 @@ Deno.test("a message that comes late on a later connection is out of order there
 Deno.test("issue 25's defect 3: resumed after 3, then 7 and 8 with no gap: 3 missing, 1 silent hole", () => {
   const reader = readerOf([[msg(1), msg(2), msg(3)], [msg(7), msg(8)]]);
   const result = reconcile(storedRun(8, [reader]), DURABLE);
-  assert.equal(result.readers[0].missing, 3);
-  assert.equal(result.readers[0].silentHoles, 1);
+  assert.equal(onlyReader(result).missing, 3);
+  assert.equal(onlyReader(result).silentHoles, 1);
   assert.deepEqual(result.violations, [
     "reader r: missing: 3",
     "reader r: silent holes: 1",
@@ -230,18 +238,16 @@ Deno.test("a reader left on a stream that waits in vain misses everything after 
 Deno.test("a connection opened without an id owes what was stored while it was open, before the first it delivered", () => {
   const run = storedRun(8);
   // Message 5 was written at 50-55 (storedRun's clock); the stream was open from 40.
-  run.readers = [{
-    name: "r",
-    connections: [{
-      status: 200,
-      headersAt: 40,
-      endedAt: 1000,
-      items: [msg(6), msg(7), msg(8)],
-    }],
-  }];
+  const connection: ConnectionLog = {
+    status: 200,
+    headersAt: 40,
+    endedAt: 1000,
+    items: [msg(6), msg(7), msg(8)],
+  };
+  run.readers = [{ name: "r", connections: [connection] }];
   assert.equal(readerFigures(run).missing, 1);
   // Opened after it was written, the stream owed only from its first (the newest five).
-  run.readers[0].connections[0].headersAt = 56;
+  connection.headersAt = 56;
   assert.equal(readerFigures(run).missing, 0);
 });
 
@@ -254,7 +260,7 @@ Deno.test("after a store that started afresh, a reader resuming with an old id s
   run.readers = [readerOf([old, fresh])];
   const result = reconcile(run, notDurable);
   assert.deepEqual(result.violations, []);
-  assert.equal(result.readers[0].notStored, 6);
+  assert.equal(onlyReader(result).notStored, 6);
   // Two restarts: the middle store's messages are not in F either.
   const middle = [1, 2, 3].map((id) => msg(id, `middle${id}`));
   run.readers = [readerOf([old, middle, fresh])];
@@ -280,16 +286,18 @@ const writeRun = fc.array(
   }),
   { minLength: 1, maxLength: 40 },
 ).map((specs) => {
-  const writes: WriteRecord[] = specs.map((s, i) => ({
-    kind: s.kind as WriteRecord["kind"],
-    value: s.kind === "quote" ? `Q${i}.` : `v${i}`,
-    start: i * 10,
-    end: i * 10 + 5,
-    status: s.status,
+  const records = specs.map((s, i) => ({
+    write: {
+      kind: s.kind as WriteRecord["kind"],
+      value: s.kind === "quote" ? `Q${i}.` : `v${i}`,
+      start: i * 10,
+      end: i * 10 + 5,
+      status: s.status,
+    } satisfies WriteRecord,
+    lands: s.status === 200 || (s.status === undefined && s.landsIfUnknown),
   }));
-  const lands = (w: WriteRecord, i: number) =>
-    w.status === 200 || (w.status === undefined && specs[i].landsIfUnknown);
-  const landed = writes.filter(lands);
+  const writes = records.map((r) => r.write);
+  const landed = records.filter((r) => r.lands).map((r) => r.write);
   const quotes = landed.filter((w) => w.kind === "quote");
   const run: RunLogs = {
     writes,
@@ -341,7 +349,7 @@ Deno.test("writes: a refused one the store holds is refused but stored; an ackno
         w.status !== undefined && w.status !== 200 && w.kind !== "quote"
       );
       fc.pre(refused.length > 0);
-      const w = refused[pick % refused.length];
+      const w = itemAt(refused, pick % refused.length);
       if (w.kind === "register") run.final.users.push(w.value);
       else {
         run.final.messages.push({
@@ -361,7 +369,7 @@ Deno.test("writes: a refused one the store holds is refused but stored; an ackno
         w.status === 200 && w.kind !== "quote"
       );
       fc.pre(acked.length > 0);
-      const w = acked[pick % acked.length];
+      const w = itemAt(acked, pick % acked.length);
       run.final.users = run.final.users.filter((u) => u !== w.value);
       run.final.messages = run.final.messages.filter((m) => m.text !== w.value)
         .map((m, i) => ({ id: i + 1, text: m.text }));
@@ -456,7 +464,7 @@ Deno.test("without a fault, a refusal, a write without an answer and a refused s
   );
   const faultFree: Expectations = { durable: true, faultFree: true };
   const result = reconcile(run, faultFree);
-  assert.deepEqual(result.readers[0].refused, { 503: 1, error: 1 });
+  assert.deepEqual(onlyReader(result).refused, { 503: 1, error: 1 });
   assert.deepEqual(result.violations, [
     "register: unanswered without a fault: 1",
     "quote: refused without a fault: 1",
