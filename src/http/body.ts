@@ -217,6 +217,12 @@ async function readAll(
   }
   if (expected >= 0 && filled < expected) throw new Error("cut short");
   if (filled > maxBytes) throw new BodyTooLargeError(maxBytes);
+  if (filled === capacity) {
+    // A declared body read to its length has not yet said it is done, and
+    // until it does Deno holds the connection open, even one the client
+    // asked to close. Its framing admits no byte more.
+    await reader.read(new Uint8Array(1));
+  }
   return new Uint8Array(buffer, 0, filled);
 }
 

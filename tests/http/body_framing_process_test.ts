@@ -5,7 +5,10 @@
  * chunked in many random pieces (1-byte chunks included), written to the
  * socket at once or in random bursts. The program runs with a 30 s body
  * deadline, so a body that is read only when the deadline fires is
- * unmistakable: each answer must come within a few seconds.
+ * unmistakable: each answer must come within a few seconds. A random quarter
+ * of the requests ask for `Connection: close`, and the program must then
+ * close the connection once it has answered a body it read, whatever its
+ * framing.
  *
  * The splits are random; a failure names its seed, and `BODY_SEED=<seed>`
  * replays it.
@@ -155,14 +158,24 @@ class RawConnection {
     return true;
   }
 
-  /** Sends `writes` (pausing between some of them) and reads the answer, or throws after `ANSWER_WITHIN_MS`. */
-  async exchange(writes: Uint8Array[], label: string): Promise<RawAnswer> {
+  /**
+   * Sends `writes` (pausing between some of them) and reads the answer, or
+   * throws after `ANSWER_WITHIN_MS`. When `closing`, the request asked for
+   * `Connection: close`: the server must then also close the connection
+   * within that time.
+   */
+  async exchange(
+    writes: Uint8Array[],
+    label: string,
+    closing = false,
+  ): Promise<RawAnswer> {
     this.#conn ??= await Deno.connect({
       hostname: "127.0.0.1",
       port: this.port,
     });
     const conn = this.#conn;
     let timedOut = false;
+    let answered = false;
     const timer = setTimeout(() => {
       timedOut = true;
       this.close();
@@ -183,13 +196,26 @@ class RawConnection {
       });
       const answer = await this.#readAnswer();
       await sent;
+      answered = true;
+      // A body refused mid-way (413) is left unread, and Deno 2.9 then holds
+      // the connection however the client asked; plain `Deno.serve` does
+      // the same. The client is told `connection: close`.
+      if (closing && answer.status !== 413) {
+        // Bounded by the timer, which closes the connection itself.
+        while (await this.#read()) {
+          assert.fail(`${label}: bytes after the answer`);
+        }
+        this.close();
+      }
       if (answer.headers.get("connection") === "close") this.close();
       return answer;
     } catch (error) {
       this.close();
       if (timedOut) {
         throw new Error(
-          `${label}: no answer within ${ANSWER_WITHIN_MS} ms (seed ${seed})`,
+          `${label}: ${
+            answered ? "connection not closed" : "no answer"
+          } within ${ANSWER_WITHIN_MS} ms (seed ${seed})`,
         );
       }
       throw new Error(`${label}: ${error} (seed ${seed})`);
@@ -324,11 +350,21 @@ async function everyCase(limit: number, dense: number[] = []): Promise<number> {
         for (const framing of FRAMINGS) {
           const body = route.body(size);
           assert.equal(body.length, size);
-          const label =
-            `POST ${route.path}, ${size} bytes, ${framing}, limit ${limit}`;
+          const closing = random() < 0.25;
+          const label = `POST ${route.path}, ${size} bytes, ${framing}${
+            closing ? ", Connection: close" : ""
+          }, limit ${limit}`;
           const answer = await connection.exchange(
-            framed(route.path, route.headers, body, framing),
+            framed(
+              route.path,
+              closing
+                ? { ...route.headers, Connection: "close" }
+                : route.headers,
+              body,
+              framing,
+            ),
             label,
+            closing,
           );
           const expected = size > limit ? 413 : route.status(size);
           assert.equal(answer.status, expected, `${label}: ${answer.body}`);
