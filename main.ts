@@ -21,7 +21,7 @@ import {
 } from "./src/program/config.ts";
 import { type ProgramLog, programLog } from "./src/program/program_log.ts";
 import { setUpProgram } from "./src/program/program.ts";
-import { StreamEnded } from "./src/streams/stream_hub.ts";
+import { StreamEnded } from "./src/streams/sse_transport.ts";
 import { StoreUnavailableError } from "./src/store/store.ts";
 
 /** How long stopping may take beyond the drain deadline before the process leaves anyway. */

@@ -101,10 +101,11 @@ export function errorResponse(
  * assert.deepEqual(await res.json(), { status: 404, message: "Not Found" });
  * ```
  */
-export type FixedStatus = 401 | 404 | 405 | 500 | 503;
+export type FixedStatus = 401 | 403 | 404 | 405 | 500 | 503;
 
 const statusMessages: Record<FixedStatus, string> = {
   401: "Unauthorized",
+  403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
   500: "Internal Server Error",
@@ -123,7 +124,7 @@ export function isFixedStatus(status: number): status is FixedStatus {
   return statusBodies.has(status);
 }
 
-/** Answers `{"status": N, "message": "..."}` for 401, 404, 405, 500 or 503. */
+/** Answers `{"status": N, "message": "..."}` for 401, 403, 404, 405, 500 or 503. */
 export function statusResponse(
   status: FixedStatus,
   extraHeaders?: Record<string, string>,

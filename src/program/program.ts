@@ -72,6 +72,7 @@ export async function setUpProgram(
     rateLimit: config.rateLimit,
     clientOf,
     corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
     onResponse: sink &&
       requestLogger(sink, { format: config.logFormat, clientOf }),
   });

@@ -60,11 +60,6 @@ export interface HandlerOptions extends ServiceOptions {
   /** Where unexpected faults are reported; the client only ever sees a bare 500. Default: standard error, with the stack. */
   logFault?: FaultLogger;
   /**
-   * Origins whose pages may call every route (CORS), exactly as browsers
-   * send them (`https://example.org`), or `*` for any. Default: none.
-   */
-  corsOrigins?: readonly string[];
-  /**
    * Told of every answer and how long it took, the refusals while stopping
    * included: the program's request log. It runs on the request path, so it
    * should only note what it needs and write later.

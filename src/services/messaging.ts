@@ -27,6 +27,7 @@ import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   bodyReaderOf,
   clientOfOptions,
+  originCheckOf,
   type ServiceOptions,
   streamHubOf,
 } from "./service_options.ts";
@@ -145,7 +146,10 @@ export function messagingRoutes(
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
     "/users/online": { GET: listOnline },
     "/": { GET: readMessages, POST: postMessage },
-    "/events": messageEventsRoute(store, hub, clientOf),
+    "/events": messageEventsRoute(store, hub, {
+      clientOf,
+      originOf: originCheckOf(options),
+    }),
   };
 }
 

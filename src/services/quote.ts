@@ -14,6 +14,7 @@ import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   bodyReaderOf,
   clientOfOptions,
+  originCheckOf,
   type ServiceOptions,
   streamHubOf,
 } from "./service_options.ts";
@@ -55,7 +56,10 @@ export function quoteRoutes(
         return jsonResponse(NULL_BODY);
       },
     },
-    "/quote/events": quoteEventsRoute(store, hub, clientOf),
+    "/quote/events": quoteEventsRoute(store, hub, {
+      clientOf,
+      originOf: originCheckOf(options),
+    }),
   };
 }
 

@@ -12,6 +12,7 @@ import {
   clientAddressOf,
 } from "../http/client_address.ts";
 import { checkWithin, type WholeLimit } from "../store/whole_range.ts";
+import { type OriginCheck, sameOriginOrAllowed } from "../http/origin.ts";
 
 /**
  * The default and the range of each number in {@linkcode ServiceOptions}:
@@ -66,6 +67,18 @@ export interface ServiceOptions {
   rateLimit?: RateLimit;
   /** Who the client of a request is, for the limits. Default: the connection's address. */
   clientOf?: ClientAddressOf;
+  /**
+   * Origins whose pages may call every route (CORS, with `createHandler`)
+   * and open the streams' WebSockets, exactly as browsers send them
+   * (`https://example.org`), or `*` for any. A WebSocket from a page of
+   * any other origin but the service's own is refused (403). Default: none.
+   */
+  corsOrigins?: readonly string[];
+  /**
+   * Whether a proxy in front sets `X-Forwarded-Host`: the service's own
+   * origin, which may open WebSockets, is then that host too. Default: no.
+   */
+  trustProxy?: boolean;
 }
 
 /** `options[name]`, or its default; a `RangeError` when out of its range. */
@@ -93,6 +106,13 @@ export function streamHubOf(options: ServiceOptions): StreamHub {
     maxStreams: limitOf(options, "maxStreams"),
     maxStreamsPerClient: limitOf(options, "maxStreamsPerClient"),
     signal: options.stopSignal,
+  });
+}
+
+/** Which pages may open a stream's WebSocket, as the options say. */
+export function originCheckOf(options: ServiceOptions): OriginCheck {
+  return sameOriginOrAllowed(options.corsOrigins, {
+    trustProxy: options.trustProxy,
   });
 }
 

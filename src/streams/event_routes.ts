@@ -1,21 +1,30 @@
 /**
  * `GET /events` (new messages, with catch-up by id) and `GET /quote/events`
- * (the quote, then each replacement): the routes of the two event streams.
+ * (the quote, then each replacement): the routes of the two event streams,
+ * each served as server-sent events or, on an upgrade request, as a
+ * WebSocket. Both transports are readers of the same hub: the same caps,
+ * catch-up and order.
  * @module
  */
 
 import { HttpError } from "../http/http_error.ts";
-import type { Handler, Method } from "../http/router.ts";
+import type { ConnectionInfo, Handler, Method } from "../http/router.ts";
 import type { Store, StoreEvent } from "../store/store.ts";
-import { authenticate, TOKEN_HEADER } from "../services/auth.ts";
-import { presenceTrackerOf } from "../presence/presence_tracker.ts";
+import { authenticate, recheck, TOKEN_HEADER } from "../services/auth.ts";
 import {
-  encodeEvent,
+  type PresenceTracker,
+  presenceTrackerOf,
+} from "../presence/presence_tracker.ts";
+import {
   EVENT_STREAM_CONTENT_TYPE,
-  RETRY,
+  StreamEvent,
 } from "./event_stream_format.ts";
 import type { EventStream, StreamHub, StreamRefusal } from "./stream_hub.ts";
 import type { ClientAddressOf } from "../http/client_address.ts";
+import { SseTransport } from "./sse_transport.ts";
+import type { Transport, TransportFactory } from "./transport.ts";
+import { WebSocketTransport } from "./websocket_transport.ts";
+import type { OriginCheck } from "../http/origin.ts";
 
 const STREAM_HEADERS = {
   "content-type": EVENT_STREAM_CONTENT_TYPE,
@@ -25,9 +34,16 @@ const STREAM_HEADERS = {
 /** How many messages a reader without `Last-Event-ID` gets first: what `GET /` answers. */
 const NEWEST_COUNT = 5;
 
-/** `Last-Event-ID` as a message id, or `undefined` when absent or not a whole number. */
-function lastEventId(req: Request): number | undefined {
-  const value = req.headers.get("last-event-id");
+/**
+ * `Last-Event-ID` as a message id, or else `?lastEventId=` (a browser
+ * cannot send the header on its first connection, nor on a WebSocket);
+ * `undefined` when absent or not a whole number. The header wins when
+ * both are sent, even when it is not usable: it is what `EventSource`
+ * says on reconnecting, and newer than the page's URL.
+ */
+export function lastEventId(req: Request): number | undefined {
+  const value = req.headers.get("last-event-id") ??
+    new URL(req.url).searchParams.get("lastEventId");
   return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
@@ -61,41 +77,196 @@ const REFUSALS = {
   }]),
 } satisfies Record<StreamRefusal, HttpError>;
 
+/** What both transports of one route share. */
+interface StreamRoute {
+  store: Store;
+  hub: StreamHub;
+  topic: string;
+  clientOf: ClientAddressOf;
+  originOf: OriginCheck;
+  /** Writes a new stream's first events. */
+  catchUp: (req: Request, stream: EventStream) => Promise<void>;
+  /** Counts authenticated readers online; only where presence is told (messages). */
+  presence?: PresenceTracker;
+}
+
 /**
- * Opens a stream of `topic`, has `catchUp` write its first events, and
- * answers with it. Nothing is opened while the store cannot hear of every
- * change, and a stream whose catch-up overlapped a moment when it could
- * not (the subscription lost, even if back by then) is not answered 200:
- * changes stored meanwhile reached neither the catch-up nor the stream.
- * Its reader is told to come back instead (503, `Retry-After`). A failure
- * releases the stream. `opened` is told of the stream once it is live.
+ * Opens a stream over the transport `transport` builds, or refuses: while
+ * the store cannot hear of every change (503 with `Retry-After`, so that
+ * no stream waits in vain), and past the caps, which count every
+ * transport together.
  */
-async function openStream(
-  store: Store,
-  hub: StreamHub,
-  topic: string,
+function openOn<T extends Transport>(
+  route: StreamRoute,
   client: string,
-  catchUp: (stream: EventStream) => Promise<void>,
-  opened?: (stream: EventStream) => void,
-): Promise<Response> {
-  const epoch = store.subscriptionEpoch();
+  transport: TransportFactory<T>,
+): { stream: EventStream<T>; epoch: number } {
+  const epoch = route.store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
-  const stream = hub.open(topic, client);
+  const stream = route.hub.open(route.topic, client, transport);
   if (typeof stream === "string") throw REFUSALS[stream];
+  return { stream, epoch };
+}
+
+/**
+ * Catches `stream` up, then lets it go live. A stream whose catch-up
+ * overlapped a moment when the store could not hear of changes (the
+ * subscription lost, even if back by then) is ended rather than let go
+ * live: changes stored meanwhile reached neither the catch-up nor the
+ * stream, and its reader reconnects and catches up. Answers whether the
+ * stream went live; a failed catch-up ends it and throws.
+ */
+async function catchUpThenLive(
+  route: StreamRoute,
+  req: Request,
+  stream: EventStream,
+  epoch: number,
+): Promise<boolean> {
   try {
-    stream.write(RETRY);
-    await catchUp(stream);
+    await route.catchUp(req, stream);
   } catch (error) {
-    stream.end(true);
+    stream.end("fault");
     throw error;
   }
-  if (!stream.open || store.subscriptionEpoch() !== epoch) {
-    stream.end(true);
-    throw NOT_FOLLOWING;
+  if (!stream.open || route.store.subscriptionEpoch() !== epoch) {
+    stream.end("reconnect");
+    return false;
   }
   stream.live();
-  opened?.(stream);
-  return new Response(stream.body, { headers: STREAM_HEADERS });
+  return true;
+}
+
+/**
+ * Answers an event stream. Its catch-up is written before the answer, so
+ * that a stream that could not go live is answered 503 (`Retry-After`)
+ * instead of 200: the reader is told to come back. `reader`, the user its
+ * token names, is online while it is open.
+ */
+async function openEventStream(
+  route: StreamRoute,
+  req: Request,
+  client: string,
+  reader: string | undefined,
+): Promise<Response> {
+  const { stream, epoch } = openOn(
+    route,
+    client,
+    (gone) => new SseTransport(gone),
+  );
+  if (!(await catchUpThenLive(route, req, stream, epoch))) {
+    throw NOT_FOLLOWING;
+  }
+  if (reader !== undefined && route.presence !== undefined) {
+    stream.whenEnded(route.presence.streamOpened(reader));
+  }
+  return new Response(stream.transport.body, { headers: STREAM_HEADERS });
+}
+
+/** Whether `req` asks for a WebSocket. */
+function isWebSocketUpgrade(req: Request): boolean {
+  return req.headers.get("upgrade")?.toLowerCase() === "websocket";
+}
+
+/** The token of a token frame (`{"token": "..."}` and nothing else), or `undefined`. */
+function tokenOfFrame(data: unknown): string | undefined {
+  if (typeof data !== "string") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return undefined;
+  }
+  const keys = Object.keys(value);
+  const token = (value as { token?: unknown }).token;
+  return keys.length === 1 && typeof token === "string" ? token : undefined;
+}
+
+/**
+ * Reads what the client sends on `stream`'s socket: at most one first
+ * frame, a token (unless the upgrade already carried
+ * `X-Messaging-Token`), which on the message stream makes its user online
+ * while the socket is open. A token that does not authenticate closes the
+ * socket with 1008; any other frame (binary, a second token, other JSON,
+ * not JSON) with 1003.
+ */
+function readClientFrames(
+  route: StreamRoute,
+  stream: EventStream<WebSocketTransport>,
+  authenticated: boolean,
+): void {
+  let tokenAllowed = !authenticated;
+  stream.transport.socket.addEventListener("message", async ({ data }) => {
+    const token = tokenAllowed ? tokenOfFrame(data) : undefined;
+    tokenAllowed = false;
+    if (token === undefined) return stream.end("bad-frame");
+    // The name is text already (a frame is UTF-8), not a header's bytes.
+    const dash = token.indexOf("-");
+    let user = null;
+    try {
+      user = dash === -1 ? null : await recheck({
+        name: token.slice(0, dash),
+        token: token.slice(dash + 1),
+      }, route.store);
+    } catch {
+      // The store did not answer: the reader may retry on a new socket.
+      return stream.end("fault");
+    }
+    if (user === null) return stream.end("bad-token");
+    if (stream.open && route.presence !== undefined) {
+      stream.whenEnded(route.presence.streamOpened(user.name));
+    }
+  });
+}
+
+/**
+ * Answers a WebSocket upgrade. Every refusal (origin, not following, caps)
+ * is answered before the upgrade; once upgraded the answer is sent at once
+ * and the catch-up goes out as the socket opens. A socket that cannot go
+ * live is closed with the code that says why, and its reader reconnects.
+ */
+function openWebSocket(
+  route: StreamRoute,
+  req: Request,
+  client: string,
+  reader: string | undefined,
+): Response {
+  let response: Response | undefined;
+  const { stream, epoch } = openOn(route, client, (gone) => {
+    // Deno closes the request as it upgrades, and a header read after
+    // that (by the request log, the metrics) throws; headers read once
+    // before stay readable.
+    for (const _ of req.headers) { /* read them all */ }
+    let upgrade: Deno.WebSocketUpgrade;
+    try {
+      upgrade = Deno.upgradeWebSocket(req, {
+        // Deno pings after half of this without a frame from the client,
+        // and closes the socket when no pong came within the other half.
+        idleTimeout: (2 * route.hub.heartbeatMs) / 1000,
+      });
+    } catch (error) {
+      throw new HttpError(400, [{
+        location: "url",
+        name: "upgrade",
+        description: `Not a WebSocket upgrade request: ${
+          (error as Error).message
+        }`,
+      }]);
+    }
+    response = upgrade.response;
+    return new WebSocketTransport(upgrade.socket, gone);
+  });
+  readClientFrames(route, stream, reader !== undefined);
+  catchUpThenLive(route, req, stream, epoch).then((live) => {
+    if (live && reader !== undefined && route.presence !== undefined) {
+      stream.whenEnded(route.presence.streamOpened(reader));
+    }
+  }, () => {
+    // Ended with 1011 already; the store's own log tells of its failures.
+  });
+  return response!;
 }
 
 /**
@@ -135,98 +306,124 @@ const head = () =>
     headers: STREAM_HEADERS,
   });
 
+/** The methods of a stream route: `GET` on either transport, and `HEAD`. */
+function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
+  return {
+    GET: async (req: Request, info?: ConnectionInfo) => {
+      const webSocket = isWebSocketUpgrade(req);
+      // A foreign page is refused before anything else is looked at.
+      if (webSocket && !route.originOf(req)) throw new HttpError(403);
+      const reader = route.presence === undefined
+        ? undefined
+        : await readerOf(req, route.store);
+      const client = route.clientOf(req, info);
+      return webSocket
+        ? openWebSocket(route, req, client, reader)
+        : openEventStream(route, req, client, reader);
+    },
+    HEAD: head,
+  };
+}
+
+/** Delivers `event` to every reader of `topic`: one event object, encoded once per transport. */
+function deliverAll(hub: StreamHub, topic: string, event: () => StreamEvent) {
+  let made: StreamEvent | undefined;
+  for (const stream of hub.readers(topic)) stream.deliver(made ??= event());
+}
+
+/** Options both stream routes take. */
+export interface StreamRouteOptions {
+  /** Who the client is, for the per-client cap. */
+  clientOf: ClientAddressOf;
+  /** Whether a browser's upgrade comes from an origin that may read the stream. */
+  originOf: OriginCheck;
+}
+
 /**
  * The route of `GET /events`: the newest messages (or those after
- * `Last-Event-ID`), then each new one, and every change of presence. A
- * stream opened with `X-Messaging-Token` makes its user online while it
- * is open.
+ * `Last-Event-ID` or `?lastEventId=`), then each new one, and every
+ * change of presence. A stream opened with `X-Messaging-Token`, or a
+ * WebSocket that sent its token, makes its user online while it is open.
  */
 export function messageEventsRoute(
   store: Store,
   hub: StreamHub,
-  clientOf: ClientAddressOf,
+  options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
-  const presence = presenceTrackerOf(store);
   hub.feed("messages", () =>
     store.subscribe((event) => {
-      // Encoded once, for the first reader: an event nobody reads costs nothing.
-      let chunk: Uint8Array | undefined;
       if (event.kind === "message") {
-        for (const stream of hub.readers("messages")) {
-          chunk ??= encodeEvent("message", event.json, event.id);
-          stream.deliver(event.id, chunk);
-        }
+        deliverAll(
+          hub,
+          "messages",
+          () => new StreamEvent("message", event.json, event.id),
+        );
       } else if (event.kind === "presence" || event.kind === "unregistered") {
         // No id: presence is no message, and a catch-up does not replay it.
-        for (const stream of hub.readers("messages")) {
-          chunk ??= encodeEvent("presence", presenceData(event));
-          stream.deliverLatest(chunk);
-        }
+        deliverAll(
+          hub,
+          "messages",
+          () => new StreamEvent("presence", presenceData(event)),
+        );
       } else if (event.kind === "reset") hub.endAll("messages");
     }));
-  return {
-    GET: async (req, info) => {
-      const reader = await readerOf(req, store);
-      return openStream(
-        store,
-        hub,
-        "messages",
-        clientOf(req, info),
-        async (stream) => {
-          const after = lastEventId(req);
-          let recent = await store.recentMessages(
-            after ?? 0,
-            after === undefined ? NEWEST_COUNT : undefined,
-          );
-          let resuming = after !== undefined;
-          if (after !== undefined && after > recent.newestId) {
-            // The store started afresh: the reader's id means nothing here.
-            recent = await store.recentMessages(0, NEWEST_COUNT);
-            resuming = false;
-          }
-          if (resuming && recent.missed > 0) {
-            stream.write(
-              encodeEvent("gap", JSON.stringify({ missed: recent.missed })),
-            );
-          }
-          for (const { id, json } of recent.messages) {
-            stream.write(encodeEvent("message", json, id));
-          }
-          // Everything up to the newest id is accounted for: sent, or older
-          // than what a reader without an id gets.
-          stream.lastId = recent.newestId;
-        },
-        reader === undefined
-          ? undefined
-          : (stream) => stream.whenEnded(presence.streamOpened(reader)),
+  return streamMethods({
+    store,
+    hub,
+    topic: "messages",
+    ...options,
+    presence: presenceTrackerOf(store),
+    async catchUp(req, stream) {
+      const after = lastEventId(req);
+      let recent = await store.recentMessages(
+        after ?? 0,
+        after === undefined ? NEWEST_COUNT : undefined,
       );
+      let resuming = after !== undefined;
+      if (after !== undefined && after > recent.newestId) {
+        // The store started afresh: the reader's id means nothing here.
+        recent = await store.recentMessages(0, NEWEST_COUNT);
+        resuming = false;
+      }
+      if (resuming && recent.missed > 0) {
+        stream.write(
+          new StreamEvent("gap", JSON.stringify({ missed: recent.missed })),
+        );
+      }
+      for (const { id, json } of recent.messages) {
+        stream.write(new StreamEvent("message", json, id));
+      }
+      // Everything up to the newest id is accounted for: sent, or older
+      // than what a reader without an id gets.
+      stream.lastId = recent.newestId;
     },
-    HEAD: head,
-  };
+  });
 }
 
 /** The route of `GET /quote/events`: the current quote, then each replacement. */
 export function quoteEventsRoute(
   store: Store,
   hub: StreamHub,
-  clientOf: ClientAddressOf,
+  options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
   hub.feed("quote", () =>
     store.subscribe((event) => {
       if (event.kind === "quote") {
-        let chunk: Uint8Array | undefined;
-        for (const stream of hub.readers("quote")) {
-          chunk ??= encodeEvent("quote", JSON.stringify(event.quote));
-          stream.deliverLatest(chunk);
-        }
+        deliverAll(
+          hub,
+          "quote",
+          () => new StreamEvent("quote", JSON.stringify(event.quote)),
+        );
       } else if (event.kind === "reset") hub.endAll("quote");
     }));
-  return {
-    GET: (req, info) =>
-      openStream(store, hub, "quote", clientOf(req, info), async (stream) => {
-        const quote = await store.getQuote();
-        stream.write(encodeEvent("quote", JSON.stringify(quote)));
-      }),
-    HEAD: head,
-  };
+  return streamMethods({
+    store,
+    hub,
+    topic: "quote",
+    ...options,
+    async catchUp(_req, stream) {
+      const quote = await store.getQuote();
+      stream.write(new StreamEvent("quote", JSON.stringify(quote)));
+    },
+  });
 }

@@ -1,6 +1,8 @@
 /**
- * The `text/event-stream` wire format, as browsers' `EventSource` reads it.
- * Every event is encoded once and the same bytes go to every reader.
+ * The wire formats of events: the `text/event-stream` format, as browsers'
+ * `EventSource` reads it, and the WebSocket text frame (one JSON object).
+ * Every event is encoded at most once per format and the same bytes, or
+ * the same frame, go to every reader of that format.
  * @module
  */
 
@@ -42,4 +44,42 @@ export function encodeEvent(
     ? data.split(LINE_BREAK).map((line) => `data: ${line}\n`).join("")
     : `data: ${data}\n`;
   return encoder.encode(`${idLine}event: ${event}\n${dataLines}\n`);
+}
+
+/**
+ * An event as one WebSocket text frame: a JSON object with the event's
+ * name, its id when it has one, and `data`, which is JSON text already (a
+ * message as `GET /` shows it, a quote as a JSON string, an object) and
+ * goes in as a value, not re-encoded.
+ */
+export function encodeFrame(event: string, data: string, id?: number): string {
+  const idMember = id === undefined ? "" : `,"id":${id}`;
+  return `{"event":${JSON.stringify(event)}${idMember},"data":${data}}`;
+}
+
+/**
+ * One event, encoded for a transport when the first reader of that
+ * transport takes it, and then kept: an event no WebSocket reads is never
+ * framed, and one a thousand streams read is encoded once.
+ */
+export class StreamEvent {
+  #sse: Uint8Array | undefined;
+  #frame: string | undefined;
+
+  /** `data` must be JSON text (the WebSocket frame embeds it as a value). */
+  constructor(
+    readonly event: string,
+    readonly data: string,
+    readonly id?: number,
+  ) {}
+
+  /** The event in the `text/event-stream` format. */
+  get sse(): Uint8Array {
+    return this.#sse ??= encodeEvent(this.event, this.data, this.id);
+  }
+
+  /** The event as a WebSocket text frame. */
+  get frame(): string {
+    return this.#frame ??= encodeFrame(this.event, this.data, this.id);
+  }
 }

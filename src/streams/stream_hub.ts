@@ -1,26 +1,16 @@
 /**
- * The open event streams of one process: each is a `ReadableStream` that a
- * `Response` carries, and the hub writes encoded events to them. It bounds
- * how many are open and how many bytes may wait for one slow reader, sends
- * heartbeats on quiet streams, releases a stream the moment its reader
- * leaves, and ends them all when the server stops.
+ * The open event streams of one process, whatever carries them (an event
+ * stream or a WebSocket, see {@linkcode Transport}): the hub decides what
+ * each reader gets, in id order and once. It bounds how many are open
+ * (every transport counted together) and how many bytes may wait for one
+ * slow reader, sends heartbeats on quiet streams, releases a stream the
+ * moment its reader leaves, and ends them all when the server stops.
  * @module
  */
 
-import { HEARTBEAT } from "./event_stream_format.ts";
+import type { StreamEvent } from "./event_stream_format.ts";
+import type { EndReason, Transport, TransportFactory } from "./transport.ts";
 import { UNKNOWN_CLIENT } from "../http/client_address.ts";
-
-/**
- * What an ended stream fails with: Deno reports it to the server's
- * `onError`, which should pass over it, since it is no fault.
- */
-export class StreamEnded extends Error {
-  /** The reason, for the log of whoever looks. */
-  constructor(reason: string) {
-    super(reason);
-    this.name = "StreamEnded";
-  }
-}
 
 /** Limits of a {@linkcode StreamHub}. */
 export interface StreamHubOptions {
@@ -28,7 +18,7 @@ export interface StreamHubOptions {
   maxStreams: number;
   /** How many streams one client may have open at once. Default: as many as `maxStreams`. */
   maxStreamsPerClient?: number;
-  /** After this many milliseconds without an event, a stream gets a comment line. */
+  /** After this many milliseconds without an event, a stream gets a heartbeat. */
   heartbeatMs: number;
   /** Past this many bytes waiting for one reader, its stream is ended. Default 1 MiB. */
   maxQueuedBytes?: number;
@@ -36,34 +26,27 @@ export interface StreamHubOptions {
   signal?: AbortSignal;
 }
 
-/** One open stream. */
-export class EventStream {
-  /** The body of the `Response`. */
-  readonly body: ReadableStream<Uint8Array>;
+/** One open stream: what its reader has been sent, over its transport. */
+export class EventStream<T extends Transport = Transport> {
+  /** The connection the events go out on. */
+  readonly transport: T;
   /** The id of the last message sent, so no message goes out twice. */
   lastId = 0;
   /** Who reads it, as the hub counts clients. */
   readonly client: string;
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
   #hub: StreamHub;
   #lastWrite = performance.now();
   #open = true;
   /** Events that arrived while the stream was catching up, delivered after it. */
-  #held: { id: number; chunk: Uint8Array }[] | undefined = [];
+  #held: StreamEvent[] | undefined = [];
   /** Told once, when the stream ends or its reader leaves. */
   #onEnd: (() => void) | undefined;
 
   /** Opens a stream of `client` in `hub`; held (catching up) until {@linkcode EventStream.live}. */
-  constructor(hub: StreamHub, client: string) {
+  constructor(hub: StreamHub, client: string, transport: TransportFactory<T>) {
     this.#hub = hub;
     this.client = client;
-    this.body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.#controller = controller;
-      },
-      cancel: () => this.#release(),
-      // desiredSize then goes down by the bytes waiting for the reader.
-    }, new ByteLengthQueuingStrategy({ highWaterMark: 0 }));
+    this.transport = transport(() => this.#release());
   }
 
   /** Has `listener` told once, when the stream ends or its reader leaves (one listener; a second replaces it). */
@@ -76,59 +59,48 @@ export class EventStream {
     return this.#open;
   }
 
-  /** Writes `chunk` now, or ends the stream when its reader is too far behind. */
-  write(chunk: Uint8Array): void {
+  /** Sends `event` now, or ends the stream when its reader is too far behind. */
+  write(event: StreamEvent): void {
     if (!this.#open) return;
-    this.#controller.enqueue(chunk);
+    this.transport.send(event);
+    this.#wrote();
+  }
+
+  #wrote(): void {
     this.#lastWrite = performance.now();
-    if (-(this.#controller.desiredSize ?? 0) > this.#hub.maxQueuedBytes) {
-      // Erroring drops what is queued; a close would wait for a reader that
-      // never comes. The reader may reconnect and catch up.
-      this.end(true);
+    if (this.transport.queuedBytes > this.#hub.maxQueuedBytes) {
+      this.end("overflow");
     }
   }
 
   /** Delivers a message event (once, in id order), or holds it while catching up. */
-  deliver(id: number, chunk: Uint8Array): void {
-    if (this.#held) this.#held.push({ id, chunk });
-    else if (id > this.lastId) {
-      this.lastId = id;
-      this.write(chunk);
+  deliver(event: StreamEvent): void {
+    if (this.#held) this.#held.push(event);
+    else if (event.id === undefined) this.write(event);
+    else if (event.id > this.lastId) {
+      this.lastId = event.id;
+      this.write(event);
     }
-  }
-
-  /** Delivers an event without an id (the quote). */
-  deliverLatest(chunk: Uint8Array): void {
-    if (this.#held) this.#held.push({ id: 0, chunk });
-    else this.write(chunk);
   }
 
   /** Ends catching up: what arrived meanwhile goes out, without repeats. */
   live(): void {
     const held = this.#held ?? [];
     this.#held = undefined;
-    for (const { id, chunk } of held) {
-      if (id === 0) this.write(chunk);
-      else this.deliver(id, chunk);
-    }
+    for (const event of held) this.deliver(event);
   }
 
   /** Sends a heartbeat when nothing was written for `quietMs`. */
   heartbeat(now: number, quietMs: number): void {
-    if (now - this.#lastWrite >= quietMs) this.write(HEARTBEAT);
+    if (!this.#open || now - this.#lastWrite < quietMs) return;
+    this.transport.heartbeat();
+    this.#wrote();
   }
 
-  /** Ends the stream: at once (dropping what is queued) when `abort`, else after what is queued. */
-  end(abort = false): void {
+  /** Ends the stream for `reason` (by default: so that its reader reconnects). */
+  end(reason: EndReason = "reconnect"): void {
     if (!this.#open) return;
-    const waiting = -(this.#controller.desiredSize ?? 0) > 0;
-    try {
-      if (abort || waiting) {
-        this.#controller.error(new StreamEnded("the stream was ended"));
-      } else this.#controller.close();
-    } catch {
-      // Already closed by its reader.
-    }
+    this.transport.close(reason);
     this.#release();
   }
 
@@ -160,7 +132,8 @@ export class StreamHub {
   readonly #maxPerClient: number;
   /** Open streams by client; a client with none has no entry. */
   #perClient = new Map<string, number>();
-  readonly #heartbeatMs: number;
+  /** After this many milliseconds without an event, a stream gets a heartbeat. */
+  readonly heartbeatMs: number;
   #topics = new Map<string, Set<EventStream>>();
   #topicOf = new Map<EventStream, string>();
   #feeds = new Map<string, Feed>();
@@ -171,7 +144,7 @@ export class StreamHub {
   constructor(options: StreamHubOptions) {
     this.#maxStreams = options.maxStreams;
     this.#maxPerClient = options.maxStreamsPerClient ?? options.maxStreams;
-    this.#heartbeatMs = options.heartbeatMs;
+    this.heartbeatMs = options.heartbeatMs;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
     options.signal?.addEventListener("abort", () => this.stop(), {
       once: true,
@@ -202,8 +175,17 @@ export class StreamHub {
     this.#feeds.set(topic, feed);
   }
 
-  /** Opens a stream of `client` on `topic`, or says why not: a cap is reached, or the hub stopped. */
-  open(topic: string, client: string): EventStream | StreamRefusal {
+  /**
+   * Opens a stream of `client` on `topic` over what `transport` builds, or
+   * says why not: a cap is reached, or the hub stopped. The transport is
+   * built only once the caps allow it, and before anything is counted, so
+   * a transport that cannot be built (it throws) leaves the hub as it was.
+   */
+  open<T extends Transport>(
+    topic: string,
+    client: string,
+    transport: TransportFactory<T>,
+  ): EventStream<T> | StreamRefusal {
     if (this.#stopped || this.size >= this.#maxStreams) return "full";
     const clientStreams = this.#perClient.get(client) ?? 0;
     // A handler called without the connection cannot tell its clients
@@ -211,6 +193,7 @@ export class StreamHub {
     if (clientStreams >= this.#maxPerClient && client !== UNKNOWN_CLIENT) {
       return "client-full";
     }
+    const stream = new EventStream(this, client, transport);
     this.#perClient.set(client, clientStreams + 1);
     let readers = this.#topics.get(topic);
     if (readers === undefined) this.#topics.set(topic, readers = new Set());
@@ -218,14 +201,13 @@ export class StreamHub {
       const feed = this.#feeds.get(topic);
       if (feed !== undefined) feed.stop = feed.start();
     }
-    const stream = new EventStream(this, client);
     readers.add(stream);
     this.#topicOf.set(stream, topic);
     // The heartbeat timer runs only while streams are open, so an idle
     // process does not wake for nothing.
     this.#timer ??= setInterval(
       () => this.#beat(),
-      Math.max(10, Math.min(1000, this.#heartbeatMs / 4)),
+      Math.max(10, Math.min(1000, this.heartbeatMs / 4)),
     );
     return stream;
   }
@@ -252,23 +234,23 @@ export class StreamHub {
   }
 
   /** Ends every stream of `topic` (its readers reconnect and catch up). */
-  endAll(topic?: string): void {
+  endAll(topic?: string, reason: EndReason = "reconnect"): void {
     const streams = topic === undefined
       ? [...this.#topicOf.keys()]
       : [...this.readers(topic)];
-    for (const stream of streams) stream.end();
+    for (const stream of streams) stream.end(reason);
   }
 
   /** Ends every stream and refuses new ones. */
   stop(): void {
     this.#stopped = true;
-    this.endAll();
+    this.endAll(undefined, "stopping");
   }
 
   #beat(): void {
     const now = performance.now();
     for (const stream of [...this.#topicOf.keys()]) {
-      stream.heartbeat(now, this.#heartbeatMs);
+      stream.heartbeat(now, this.heartbeatMs);
     }
   }
 }

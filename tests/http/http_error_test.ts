@@ -6,6 +6,7 @@ import { CONTENT_TYPE } from "../_support/call.ts";
 
 const FIXED: Record<FixedStatus, string> = {
   401: "Unauthorized",
+  403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
   500: "Internal Server Error",

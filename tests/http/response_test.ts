@@ -50,12 +50,13 @@ Deno.test("errorResponse is the contract's envelope, 400 unless told", async () 
 Deno.test("statusResponse answers {status, message} for each fixed status", async () => {
   const messages = {
     401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     500: "Internal Server Error",
     503: "Service Unavailable",
   } as const;
-  for (const status of [401, 404, 405, 500, 503] as const) {
+  for (const status of [401, 403, 404, 405, 500, 503] as const) {
     assert.ok(isFixedStatus(status));
     const res = statusResponse(status);
     assert.equal(res.status, status);

@@ -5,15 +5,31 @@
  */
 import assert from "node:assert/strict";
 import { UNKNOWN_CLIENT } from "../../src/http/client_address.ts";
-import { HEARTBEAT } from "../../src/streams/event_stream_format.ts";
+import {
+  HEARTBEAT,
+  RETRY,
+  StreamEvent,
+} from "../../src/streams/event_stream_format.ts";
 import {
   EventStream,
-  StreamEnded,
   StreamHub,
   type StreamHubOptions,
+  type StreamRefusal,
 } from "../../src/streams/stream_hub.ts";
+import { SseTransport, StreamEnded } from "../../src/streams/sse_transport.ts";
 
-const text = (chunk: string) => new TextEncoder().encode(chunk);
+/** An event whose encoding is `chunk` itself: the tests read back what they wrote. */
+class Raw extends StreamEvent {
+  #bytes: Uint8Array;
+  constructor(chunk: string, id?: number) {
+    super("raw", "null", id);
+    this.#bytes = new TextEncoder().encode(chunk);
+  }
+  override get sse(): Uint8Array {
+    return this.#bytes;
+  }
+}
+const text = (chunk: string, id?: number) => new Raw(chunk, id);
 
 /** A hub whose heartbeat never fires within a test, stopped after `fn`. */
 async function withHub(
@@ -32,15 +48,32 @@ async function withHub(
   }
 }
 
-function opened(hub: StreamHub, topic: string, client: string): EventStream {
-  const stream = hub.open(topic, client);
+/** Opens an event stream (SSE) of `client` on `topic`, or says why not. */
+function open(
+  hub: StreamHub,
+  topic: string,
+  client: string,
+): EventStream<SseTransport> | StreamRefusal {
+  return hub.open(topic, client, (gone) => new SseTransport(gone));
+}
+
+/** An event stream whose `retry` line has been read, so that reads see only what the test writes. */
+async function opened(
+  hub: StreamHub,
+  topic: string,
+  client: string,
+): Promise<EventStream<SseTransport>> {
+  const stream = open(hub, topic, client);
   assert.ok(stream instanceof EventStream, `refused: ${stream}`);
+  const reader = stream.transport.body.getReader();
+  assert.deepEqual((await reader.read()).value, RETRY);
+  reader.releaseLock();
   return stream;
 }
 
 /** Reads what `stream` holds now, as text, without waiting for more. */
-async function queued(stream: EventStream): Promise<string> {
-  const reader = stream.body.getReader();
+async function queued(stream: EventStream<SseTransport>): Promise<string> {
+  const reader = stream.transport.body.getReader();
   const decoder = new TextDecoder();
   let out = "";
   try {
@@ -61,33 +94,33 @@ async function queued(stream: EventStream): Promise<string> {
 
 Deno.test("past maxStreams the hub is full; a stream released makes room", async () => {
   await withHub({ maxStreams: 2 }, async (hub) => {
-    const a = opened(hub, "t", "c1");
-    opened(hub, "t", "c2");
-    assert.equal(hub.open("t", "c3"), "full");
+    const a = await opened(hub, "t", "c1");
+    await opened(hub, "t", "c2");
+    assert.equal(open(hub, "t", "c3"), "full");
     assert.equal(hub.size, 2);
-    await a.body.cancel();
+    await a.transport.body.cancel();
     assert.equal(hub.size, 1);
-    opened(hub, "t", "c3");
+    await opened(hub, "t", "c3");
   });
 });
 
 Deno.test("past maxStreamsPerClient that client is refused, others are not", async () => {
   await withHub({ maxStreamsPerClient: 2 }, async (hub) => {
-    const first = opened(hub, "t", "ann");
-    opened(hub, "u", "ann");
-    assert.equal(hub.open("t", "ann"), "client-full");
-    opened(hub, "t", "bob");
-    await first.body.cancel();
-    opened(hub, "t", "ann");
+    const first = await opened(hub, "t", "ann");
+    await opened(hub, "u", "ann");
+    assert.equal(open(hub, "t", "ann"), "client-full");
+    await opened(hub, "t", "bob");
+    await first.transport.body.cancel();
+    await opened(hub, "t", "ann");
   });
 });
 
 Deno.test("a client whose streams all ended has its whole share again", async () => {
   await withHub({ maxStreamsPerClient: 1 }, async (hub) => {
     for (let i = 0; i < 3; i++) {
-      const stream = opened(hub, "t", "ann");
-      assert.equal(hub.open("u", "ann"), "client-full");
-      if (i % 2 === 0) await stream.body.cancel();
+      const stream = await opened(hub, "t", "ann");
+      assert.equal(open(hub, "u", "ann"), "client-full");
+      if (i % 2 === 0) await stream.transport.body.cancel();
       else stream.end();
     }
     assert.equal(hub.size, 0);
@@ -98,14 +131,15 @@ Deno.test("whenEnded is told once, after the hub let the stream go, however it e
   await withHub({}, async (hub) => {
     const ends = ["reader leaves", "ended", "aborted", "hub stops"];
     const told: string[] = [];
-    const streams = ends.map((end) => {
-      const stream = opened(hub, "t", end);
+    const streams = [];
+    for (const end of ends) {
+      const stream = await opened(hub, "t", end);
       stream.whenEnded(() => told.push(`${end} ${hub.size}`));
-      return stream;
-    });
-    await streams[0]!.body.cancel();
+      streams.push(stream);
+    }
+    await streams[0]!.transport.body.cancel();
     streams[1]!.end();
-    streams[2]!.end(true);
+    streams[2]!.end("overflow");
     streams[1]!.end();
     hub.stop();
     assert.deepEqual(told, [
@@ -118,9 +152,9 @@ Deno.test("whenEnded is told once, after the hub let the stream go, however it e
 });
 
 Deno.test("streams whose client is unknown are held to the total only", async () => {
-  await withHub({ maxStreams: 5, maxStreamsPerClient: 1 }, (hub) => {
-    for (let i = 0; i < 5; i++) opened(hub, "t", UNKNOWN_CLIENT);
-    assert.equal(hub.open("t", UNKNOWN_CLIENT), "full");
+  await withHub({ maxStreams: 5, maxStreamsPerClient: 1 }, async (hub) => {
+    for (let i = 0; i < 5; i++) await opened(hub, "t", UNKNOWN_CLIENT);
+    assert.equal(open(hub, "t", UNKNOWN_CLIENT), "full");
   });
 });
 
@@ -132,28 +166,28 @@ Deno.test("a topic's feed runs only while the topic has readers", async () => {
       return () => log.push("stop");
     });
     assert.deepEqual(log, []);
-    const a = opened(hub, "t", "c1");
-    const b = opened(hub, "t", "c2");
-    opened(hub, "other", "c3");
+    const a = await opened(hub, "t", "c1");
+    const b = await opened(hub, "t", "c2");
+    await opened(hub, "other", "c3");
     assert.deepEqual(log, ["start"]);
-    await a.body.cancel();
+    await a.transport.body.cancel();
     assert.deepEqual(log, ["start"]);
     b.end();
     assert.deepEqual(log, ["start", "stop"]);
-    opened(hub, "t", "c1");
+    await opened(hub, "t", "c1");
     assert.deepEqual(log, ["start", "stop", "start"]);
   });
 });
 
 Deno.test("a second feed of a topic with readers stops the first and starts at once", async () => {
-  await withHub({}, (hub) => {
+  await withHub({}, async (hub) => {
     const log: string[] = [];
     const feed = (name: string) => () => {
       log.push(`start ${name}`);
       return () => log.push(`stop ${name}`);
     };
     hub.feed("t", feed("one"));
-    opened(hub, "t", "c");
+    await opened(hub, "t", "c");
     hub.feed("t", feed("two"));
     assert.deepEqual(log, ["start one", "stop one", "start two"]);
     hub.stop();
@@ -163,31 +197,31 @@ Deno.test("a second feed of a topic with readers stops the first and starts at o
 
 Deno.test("what arrives while a stream catches up goes out after it, in order, each id once", async () => {
   await withHub({}, async (hub) => {
-    const stream = opened(hub, "t", "c");
-    stream.deliver(3, text("three;"));
-    stream.deliverLatest(text("quote;"));
-    stream.deliver(2, text("two;"));
+    const stream = await opened(hub, "t", "c");
+    stream.deliver(text("three;", 3));
+    stream.deliver(text("quote;"));
+    stream.deliver(text("two;", 2));
     // The catch-up itself: what the store held when the stream opened.
-    stream.deliver(1, text("one-again;"));
+    stream.deliver(text("one-again;", 1));
     assert.equal(await queued(stream), "");
     stream.write(text("one;"));
     stream.lastId = 2;
     stream.live();
-    stream.deliver(3, text("three-again;"));
-    stream.deliver(4, text("four;"));
+    stream.deliver(text("three-again;", 3));
+    stream.deliver(text("four;", 4));
     assert.equal(await queued(stream), "one;three;quote;four;");
   });
 });
 
 Deno.test("a reader too far behind has its stream ended and released", async () => {
   await withHub({ maxQueuedBytes: 10 }, async (hub) => {
-    const stream = opened(hub, "t", "c");
+    const stream = await opened(hub, "t", "c");
     stream.live();
     stream.write(text("0123456789"));
     assert.equal(hub.size, 1);
     stream.write(text("x"));
     assert.equal(hub.size, 0);
-    await assert.rejects(stream.body.getReader().read(), StreamEnded);
+    await assert.rejects(stream.transport.body.getReader().read(), StreamEnded);
     // Nothing written after the end reaches anyone, and nothing throws.
     stream.write(text("late"));
   });
@@ -195,16 +229,16 @@ Deno.test("a reader too far behind has its stream ended and released", async () 
 
 Deno.test("a quiet stream gets a heartbeat from the hub's timer", async () => {
   await withHub({ heartbeatMs: 40 }, async (hub) => {
-    const stream = opened(hub, "t", "c");
+    const stream = await opened(hub, "t", "c");
     stream.live();
-    const { value } = await stream.body.getReader().read();
+    const { value } = await stream.transport.body.getReader().read();
     assert.deepEqual(value, HEARTBEAT);
   });
 });
 
 Deno.test("a heartbeat goes out only after the quiet interval since the last write", async () => {
   await withHub({}, async (hub) => {
-    const stream = opened(hub, "t", "c");
+    const stream = await opened(hub, "t", "c");
     stream.live();
     stream.write(text("event;"));
     const wrote = performance.now();
@@ -218,17 +252,17 @@ Deno.test("a heartbeat goes out only after the quiet interval since the last wri
 
 Deno.test("ending a topic's streams closes them for their readers; others stay open", async () => {
   await withHub({}, async (hub) => {
-    const a = opened(hub, "t", "c1");
-    const other = opened(hub, "u", "c2");
+    const a = await opened(hub, "t", "c1");
+    const other = await opened(hub, "u", "c2");
     a.live();
     a.write(text("last;"));
     hub.endAll("t");
     assert.equal(hub.size, 1);
     // A stream with bytes still queued is errored rather than left waiting.
-    await assert.rejects(a.body.getReader().read(), StreamEnded);
-    const b = opened(hub, "t", "c1");
+    await assert.rejects(a.transport.body.getReader().read(), StreamEnded);
+    const b = await opened(hub, "t", "c1");
     hub.endAll("t");
-    assert.deepEqual(await b.body.getReader().read(), {
+    assert.deepEqual(await b.transport.body.getReader().read(), {
       done: true,
       value: undefined,
     });
@@ -236,16 +270,16 @@ Deno.test("ending a topic's streams closes them for their readers; others stay o
   });
 });
 
-Deno.test("an aborted signal ends every stream and the hub refuses new ones", () => {
+Deno.test("an aborted signal ends every stream and the hub refuses new ones", async () => {
   const stopping = new AbortController();
   const hub = new StreamHub({
     maxStreams: 10,
     heartbeatMs: 3_600_000,
     signal: stopping.signal,
   });
-  opened(hub, "t", "c1");
-  opened(hub, "u", "c2");
+  await opened(hub, "t", "c1");
+  await opened(hub, "u", "c2");
   stopping.abort();
   assert.equal(hub.size, 0);
-  assert.equal(hub.open("t", "c1"), "full");
+  assert.equal(open(hub, "t", "c1"), "full");
 });

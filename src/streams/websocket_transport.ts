@@ -1,0 +1,82 @@
+/**
+ * The WebSocket transport: each event one text frame, the close code saying
+ * why a socket ended. Deno's server socket sends the pings itself (its
+ * `idleTimeout`); the hub's heartbeat has nothing to add.
+ * @module
+ */
+
+import type { StreamEvent } from "./event_stream_format.ts";
+import type { EndReason, Transport } from "./transport.ts";
+
+/** The close code for each way a socket is ended by the server. */
+export const CLOSE_CODES = {
+  /** The server is stopping: "going away". */
+  stopping: 1001,
+  /** The process lost track of changes, or the store started afresh: reconnect and catch up. */
+  reconnect: 1012,
+  /** The reader fell past the bound on what may wait for it: "try again later". */
+  overflow: 1013,
+  /** The catch-up or a token check failed (the store did not answer): "internal error". */
+  fault: 1011,
+  /** A client frame that is not the one token frame the server accepts: "unsupported data". */
+  "bad-frame": 1003,
+  /** A token frame whose token does not authenticate: "policy violation". */
+  "bad-token": 1008,
+} as const satisfies Record<EndReason, number>;
+
+/**
+ * A socket of the hub. Frames written before the upgrade completes (the
+ * catch-up runs while the handshake is under way) wait here, counted as
+ * queued, and go out in order once the socket opens.
+ */
+export class WebSocketTransport implements Transport {
+  readonly socket: WebSocket;
+  /** Frames waiting for the socket to open; `undefined` once it has. */
+  #pending: string[] | undefined = [];
+  #pendingLength = 0;
+  /** Set when the stream ended before the socket opened. */
+  #closeCode: number | undefined;
+
+  /** Carries events on `socket`; `gone` is told when the socket closes or its upgrade fails. */
+  constructor(socket: WebSocket, gone: () => void) {
+    this.socket = socket;
+    socket.addEventListener("open", () => {
+      // Deno opens a socket whose close() came during the handshake as if
+      // none had: it is closed now, with the code it was ended with.
+      if (this.#closeCode !== undefined) socket.close(this.#closeCode);
+      const pending = this.#pending ?? [];
+      this.#pending = undefined;
+      this.#pendingLength = 0;
+      for (const frame of pending) socket.send(frame);
+    }, { once: true });
+    socket.addEventListener("close", gone, { once: true });
+    socket.addEventListener("error", gone, { once: true });
+  }
+
+  send(event: StreamEvent): void {
+    const frame = event.frame;
+    if (this.#pending === undefined) this.socket.send(frame);
+    else {
+      this.#pending.push(frame);
+      // UTF-16 units: the bytes before the handshake are only roughly
+      // counted; Deno counts them once they are on the socket.
+      this.#pendingLength += frame.length;
+    }
+  }
+
+  get queuedBytes(): number {
+    return this.#pendingLength + this.socket.bufferedAmount;
+  }
+
+  heartbeat(): void {
+    // Deno pings after `idleTimeout` without a frame from the client.
+  }
+
+  close(reason: EndReason): void {
+    this.#pending = undefined;
+    this.#pendingLength = 0;
+    if (this.socket.readyState === WebSocket.CONNECTING) {
+      this.#closeCode = CLOSE_CODES[reason];
+    } else this.socket.close(CLOSE_CODES[reason]);
+  }
+}
