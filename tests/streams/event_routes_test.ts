@@ -466,3 +466,84 @@ Deno.test("a subscription lost and back again between catch-up and going live: t
   assert.deepEqual(texts(await events.events(1)), ["m2"]);
   await events.close();
 });
+
+/** The headers of a WebSocket upgrade, as a browser at `origin` sends them. */
+function upgradeHeaders(origin?: string): Record<string, string> {
+  return {
+    upgrade: "websocket",
+    connection: "Upgrade",
+    "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+    "sec-websocket-version": "13",
+    ...(origin === undefined ? {} : { origin }),
+  };
+}
+
+Deno.test("while the store cannot hear of changes, no WebSocket opens either: 503 with Retry-After, before any upgrade", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  store.drop();
+  for (const path of ["/events", "/quote/events"]) {
+    await refusedToFollow(
+      await handler(
+        new Request(`http://service.test${path}`, {
+          headers: upgradeHeaders(),
+        }),
+      ),
+    );
+  }
+});
+
+Deno.test("a browser's upgrade from a foreign origin is refused 403 and opens nothing; --cors-origin lets one in", async () => {
+  const store = new MemoryStore();
+  const handler = app(store, { corsOrigins: ["https://app.example"] });
+  for (const path of ["/events", "/quote/events"]) {
+    const res = await handler(
+      new Request(`http://service.test${path}`, {
+        headers: upgradeHeaders("https://evil.example"),
+      }),
+    );
+    assert.equal(res.status, 403);
+    assert.deepEqual(await res.json(), { status: 403, message: "Forbidden" });
+  }
+  // An event stream is no WebSocket: CORS governs it, as every route.
+  const { events } = await open(handler, "/events", {
+    origin: "https://evil.example",
+  });
+  await events.close();
+});
+
+Deno.test("an upgrade request Deno cannot upgrade (no key) is answered 400, and counts no stream", async () => {
+  const handler = app(new MemoryStore(), { maxStreams: 1 });
+  const headers = upgradeHeaders();
+  delete headers["sec-websocket-key"];
+  const res = await handler(
+    new Request("http://service.test/events", { headers }),
+  );
+  assert.equal(res.status, 400);
+  assert.equal((await res.json()).errors[0].name, "upgrade");
+  const { events } = await open(handler, "/events");
+  await events.close();
+});
+
+storeTest(
+  "?lastEventId=N resumes an event stream as Last-Event-ID does; the header wins when both are sent",
+  async (store) => {
+    const handler = app(store);
+    const token = await registered(handler);
+    for (let i = 1; i <= 4; i++) await post(handler, token, `m${i}`);
+    const byQuery = await open(handler, "/events?lastEventId=2");
+    assert.deepEqual(ids(await byQuery.events.events(2)), [3, 4]);
+    await byQuery.events.close();
+    const both = await open(handler, "/events?lastEventId=1", {
+      "last-event-id": "3",
+    });
+    assert.deepEqual(ids(await both.events.events(1)), [4]);
+    await both.events.close();
+    // A header that is no id counts as absent, and still wins: the newest.
+    const bad = await open(handler, "/events?lastEventId=3", {
+      "last-event-id": "x",
+    });
+    assert.deepEqual(ids(await bad.events.events(4)), [1, 2, 3, 4]);
+    await bad.events.close();
+  },
+);

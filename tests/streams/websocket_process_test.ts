@@ -1,0 +1,313 @@
+/**
+ * The streams' WebSocket transport over real sockets: Deno's client, a
+ * bare TCP client that never answers a ping, and Node's own WebSocket.
+ */
+import assert from "node:assert/strict";
+import { utf8Header } from "../_support/call.ts";
+import { readEvents } from "../_support/event_reader.ts";
+import { type RunningServer, startServer } from "../_support/program.ts";
+import {
+  openSocket,
+  rawUpgrade,
+  type SocketReader,
+} from "../_support/socket_reader.ts";
+
+async function register(url: string, name: string): Promise<string> {
+  const res = await fetch(`${url}users`, { method: "POST", body: name });
+  assert.equal(res.status, 200);
+  return (await res.json()).token;
+}
+
+async function postMessage(url: string, token: string, text: string) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "x-messaging-token": utf8Header(token) },
+    body: JSON.stringify({ text }),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+
+/** Runs `fn` against a fresh program started with `args`, then stops it. */
+async function withServer(
+  args: string[],
+  fn: (server: RunningServer) => Promise<void>,
+): Promise<void> {
+  const server = await startServer(["--quiet", ...args]);
+  try {
+    await fn(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+const message = (id: number, text: string, user = "ann") => ({
+  event: "message",
+  id,
+  data: { text, color: "black", user },
+});
+
+Deno.test("WebSocket: catch-up, resume by query or header (the header wins), gap, then live, each message once in id order", async () => {
+  await withServer(["--history=5"], async ({ url }) => {
+    const token = await register(url, "ann");
+    for (let i = 1; i <= 7; i++) await postMessage(url, token, `m${i}`);
+    const retained = [3, 4, 5, 6, 7].map((id) => message(id, `m${id}`));
+    const fresh = await openSocket(`${url}events`);
+    assert.deepEqual(await fresh.frames(5), retained);
+    const resumed = await openSocket(`${url}events?lastEventId=6`);
+    assert.deepEqual(await resumed.frames(1), [message(7, "m7")]);
+    const gapped = await openSocket(`${url}events?lastEventId=1`);
+    assert.deepEqual(await gapped.frames(6), [
+      { event: "gap", data: { missed: 1 } },
+      ...retained,
+    ]);
+    const header = await openSocket(`${url}events?lastEventId=1`, {
+      "last-event-id": "7",
+    });
+    await postMessage(url, token, "m8");
+    await postMessage(url, token, "m9");
+    for (const reader of [fresh, resumed, gapped, header]) {
+      assert.deepEqual(await reader.frames(2), [
+        message(8, "m8"),
+        message(9, "m9"),
+      ]);
+      reader.close();
+    }
+    // The event stream reads the query the same way.
+    const sse = await fetch(`${url}events?lastEventId=8`);
+    const events = readEvents(sse.body!);
+    assert.deepEqual((await events.events(1)).map((e) => e.id), ["9"]);
+    await events.close();
+  });
+});
+
+Deno.test("WebSocket: the quote stream sends the quote, then each replacement, as quote frames", async () => {
+  await withServer([], async ({ url }) => {
+    const reader = await openSocket(`${url}quote/events`);
+    const [first] = await reader.frames(1);
+    assert.equal(first?.event, "quote");
+    assert.equal(typeof first?.data, "string");
+    const posted = await fetch(`${url}quote`, {
+      method: "POST",
+      body: "Line one\nand two.",
+    });
+    assert.equal(posted.status, 200);
+    await posted.body?.cancel();
+    assert.deepEqual(await reader.frames(1), [
+      { event: "quote", data: "Line one\nand two." },
+    ]);
+    reader.close();
+  });
+});
+
+Deno.test("WebSocket: a token frame makes its user online while the socket is open; presence frames reach the message stream's sockets", async () => {
+  await withServer([], async ({ url }) => {
+    const ann = await register(url, "ann");
+    const bob = await register(url, "Иван");
+    const watcher = await openSocket(`${url}events`);
+    const online = async () =>
+      (await (await fetch(`${url}users/online`, {
+        headers: { "x-messaging-token": utf8Header(ann) },
+      })).json()).online;
+    const own = await openSocket(`${url}events`);
+    // The name is sent as text: no header encoding to get wrong.
+    own.socket.send(JSON.stringify({ token: bob }));
+    assert.deepEqual(await watcher.frames(1), [
+      { event: "presence", data: { name: "Иван", online: true } },
+    ]);
+    assert.deepEqual(await online(), ["Иван"]);
+    own.close();
+    assert.deepEqual(await watcher.frames(1), [
+      { event: "presence", data: { name: "Иван", online: false } },
+    ]);
+    assert.deepEqual(await online(), []);
+    const gone = await fetch(`${url}users`, {
+      method: "DELETE",
+      headers: { "x-messaging-token": utf8Header(bob) },
+    });
+    assert.equal(gone.status, 200);
+    await gone.body?.cancel();
+    assert.deepEqual(await watcher.frames(1), [
+      { event: "presence", data: { name: "Иван", registered: false } },
+    ]);
+    watcher.close();
+  });
+});
+
+Deno.test("WebSocket: a bad token closes with 1008, any other client frame with 1003", async () => {
+  await withServer([], async ({ url }) => {
+    const ann = await register(url, "ann");
+    const cases: [string, (reader: SocketReader) => void, number][] = [
+      ["wrong token", (r) => r.socket.send('{"token":"ann-00"}'), 1008],
+      ["no dash", (r) => r.socket.send('{"token":"ann"}'), 1008],
+      ["unknown user", (r) => r.socket.send('{"token":"zed-00"}'), 1008],
+      ["not JSON", (r) => r.socket.send("hello"), 1003],
+      ["other JSON", (r) => r.socket.send('{"token":"x","more":1}'), 1003],
+      ["binary", (r) => r.socket.send(new Uint8Array([1, 2])), 1003],
+      ["a second token", (r) => {
+        r.socket.send(JSON.stringify({ token: ann }));
+        r.socket.send(JSON.stringify({ token: ann }));
+      }, 1003],
+    ];
+    for (const path of ["events", "quote/events"]) {
+      for (const [what, send, code] of cases) {
+        const reader = await openSocket(`${url}${path}`);
+        send(reader);
+        assert.equal(await reader.closed(), code, `${path}: ${what}`);
+      }
+    }
+  });
+});
+
+Deno.test("WebSocket: a browser's upgrade from a foreign origin is refused 403; its own origin (any scheme) and --cors-origin are let in", async () => {
+  await withServer(["--cors-origin=https://app.example"], async ({ url }) => {
+    const own = new URL(url);
+    const cases: [string, number][] = [
+      ["https://evil.example", 403],
+      ["null", 403],
+      [`http://${own.host}`, 101],
+      [`https://${own.host}`, 101],
+      ["https://app.example", 101],
+    ];
+    for (const path of ["events", "quote/events"]) {
+      for (const [origin, status] of cases) {
+        const answer = await rawUpgrade(`${url}${path}`, { Origin: origin });
+        answer.conn.close();
+        assert.equal(answer.status, status, `${path} from ${origin}`);
+        if (status === 403) {
+          assert.match(answer.head, /content-type: application\/json/i);
+          assert.deepEqual(
+            JSON.parse(new TextDecoder().decode(answer.rest)),
+            { status: 403, message: "Forbidden" },
+          );
+        }
+      }
+    }
+  });
+});
+
+Deno.test("WebSocket and event streams count together against both caps: 429 past a client's share, 503 past the process's", async () => {
+  const args = [
+    "--trust-proxy",
+    "--max-streams=3",
+    "--max-streams-per-client=2",
+  ];
+  await withServer(args, async ({ url }) => {
+    const from = (address: string) => ({ "x-forwarded-for": address });
+    const sse = await fetch(`${url}events`, { headers: from("192.0.2.1") });
+    assert.equal(sse.status, 200);
+    const socket = await openSocket(`${url}quote/events`, from("192.0.2.1"));
+    await socket.frames(1);
+    const refusedUpgrade = await rawUpgrade(`${url}events`, from("192.0.2.1"));
+    refusedUpgrade.conn.close();
+    assert.equal(refusedUpgrade.status, 429);
+    const refusedStream = await fetch(`${url}events`, {
+      headers: from("192.0.2.1"),
+    });
+    assert.equal(refusedStream.status, 429);
+    await refusedStream.body?.cancel();
+    const other = await openSocket(`${url}events`, from("192.0.2.2"));
+    const full = await rawUpgrade(`${url}events`, from("192.0.2.3"));
+    full.conn.close();
+    assert.equal(full.status, 503);
+    const fullStream = await fetch(`${url}events`, {
+      headers: from("192.0.2.3"),
+    });
+    assert.equal(fullStream.status, 503);
+    await fullStream.body?.cancel();
+    await sse.body?.cancel();
+    socket.close();
+    other.close();
+  });
+});
+
+Deno.test("WebSocket: SIGTERM closes every socket with 1001, and the program exits 0", async () => {
+  const server = await startServer(["--quiet"]);
+  const readers = await Promise.all(
+    ["events", "quote/events", "events"].map((path) =>
+      openSocket(`${server.url}${path}`)
+    ),
+  );
+  await readers[1]!.frames(1);
+  assert.equal(await server.stop("SIGTERM"), 0, server.stderr());
+  for (const reader of readers) assert.equal(await reader.closed(), 1001);
+});
+
+/** The opcodes and close code of the frames in `bytes` (server frames: unmasked, short). */
+function framesOf(
+  bytes: Uint8Array,
+): { opcodes: number[]; closeCode?: number } {
+  const opcodes: number[] = [];
+  let closeCode: number | undefined;
+  for (let at = 0; at + 2 <= bytes.length && opcodes.length < 1000;) {
+    const opcode = bytes[at]! & 0x0f;
+    let length = bytes[at + 1]! & 0x7f;
+    let start = at + 2;
+    if (length === 126) {
+      length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
+      start += 2;
+    }
+    if (start + length > bytes.length) break;
+    opcodes.push(opcode);
+    if (opcode === 0x8 && length >= 2) {
+      closeCode = (bytes[start]! << 8) | bytes[start + 1]!;
+    }
+    at = start + length;
+  }
+  return { opcodes, closeCode };
+}
+
+Deno.test("WebSocket: a quiet socket gets a ping; one whose pong never comes is closed, while a client that answers stays open", async () => {
+  await withServer(["--heartbeat-ms=100"], async ({ url }) => {
+    const answering = await openSocket(`${url}quote/events`);
+    const silent = await rawUpgrade(`${url}quote/events`);
+    assert.equal(silent.status, 101);
+    let bytes = silent.rest;
+    const buffer = new Uint8Array(4096);
+    for (let i = 0; i < 100 && framesOf(bytes).closeCode === undefined; i++) {
+      const n = await silent.conn.read(buffer);
+      if (n === null) break;
+      bytes = new Uint8Array([...bytes, ...buffer.subarray(0, n)]);
+    }
+    silent.conn.close();
+    const { opcodes, closeCode } = framesOf(bytes);
+    // The quote (text), a ping, then the close: no pong came.
+    assert.deepEqual(opcodes, [0x1, 0x9, 0x8]);
+    assert.equal(closeCode, 1001);
+    assert.equal(answering.socket.readyState, WebSocket.OPEN);
+    answering.close();
+  });
+});
+
+Deno.test("WebSocket: Node's own WebSocket client reads the frames (a third-party client)", async () => {
+  await withServer([], async ({ url }) => {
+    const token = await register(url, "ann");
+    for (let i = 1; i <= 2; i++) await postMessage(url, token, `m${i}`);
+    const script = `
+      const ws = new WebSocket(process.argv[1]);
+      const got = [];
+      ws.onmessage = (e) => {
+        got.push(JSON.parse(e.data));
+        if (got.length === 2) { console.log(JSON.stringify(got)); ws.close(); }
+      };
+      ws.onerror = () => process.exit(3);
+      setTimeout(() => process.exit(4), 10000);
+      ws.onclose = () => process.exit(0);
+    `;
+    const version = Number(
+      new TextDecoder().decode(
+        (await new Deno.Command("node", { args: ["--version"] }).output())
+          .stdout,
+      ).replace(/^v(\d+).*\s*$/, "$1"),
+    );
+    // Node 22 has WebSocket by default; Node 20 and 21 behind a flag.
+    const flags = version >= 22 ? [] : ["--experimental-websocket"];
+    const { code, stdout, stderr } = await new Deno.Command("node", {
+      args: [...flags, "-e", script, `${url.replace(/^http/, "ws")}events`],
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(stdout)), [
+      message(1, "m1"),
+      message(2, "m2"),
+    ]);
+  });
+});
