@@ -12,8 +12,11 @@ import { redisServerPath } from "../_support/redis_server.ts";
 import { connectAdmin } from "../_support/redis_admin.ts";
 import { eventually, withCluster } from "../_support/cluster.ts";
 import { itemAt } from "../_support/item_at.ts";
+import { openSocket, rawUpgrade } from "../_support/socket_reader.ts";
 
 const ignore = redisServerPath() === undefined;
+
+type Msg = { text: string };
 
 async function register(url: string, name: string): Promise<string> {
   const res = await fetch(`${url}users`, { method: "POST", body: name });
@@ -41,7 +44,7 @@ function openEvents(url: string, lastId?: number) {
 
 Deno.test({
   name:
-    "while its subscription cannot come back (Redis at maxclients), a process opens no stream and is not ready; once it is back, the reader catches up on every message",
+    "while its subscription cannot come back (Redis at maxclients), a process ends its sockets (1012), opens no stream or socket and is not ready; once it is back, readers of both transports catch up on every message",
   ignore,
   async fn() {
     await withCluster(2, [], async ([a, b], redis) => {
@@ -60,10 +63,18 @@ Deno.test({
           "maxclients",
           String(clients.length - subscribers.length),
         );
+        const sockets = await Promise.all(
+          ["events", "quote/events"].map((path) =>
+            openSocket(`${b.url}${path}`)
+          ),
+        );
+        for (const socket of sockets) await socket.frames(1);
         await admin.command("CLIENT", "KILL", "TYPE", "pubsub");
         await eventually(() =>
           Promise.resolve(/\(changes\): connection lost/.test(b.stderr()))
         );
+        // Ended, so that their readers reconnect and catch up.
+        for (const socket of sockets) assert.equal(await socket.closed(), 1012);
         // Ids 4 to 6, stored through the other process's command connection.
         for (let i = 4; i <= 6; i++) await postMessage(a.url, token, `m${i}`);
         for (const path of ["events", "quote/events"]) {
@@ -76,6 +87,10 @@ Deno.test({
           assert.equal(body.status, "error");
           assert.equal(body.errors[0].location, "url");
           assert.equal(body.errors[0].name, "events");
+          const upgrade = await rawUpgrade(`${b.url}${path}?lastEventId=3`);
+          upgrade.conn.close();
+          assert.equal(upgrade.status, 503, path);
+          assert.match(upgrade.head, /retry-after: [1-9]/i);
         }
         const ready = await fetch(`${b.url}readyz`);
         assert.equal(ready.status, 503);
@@ -99,6 +114,12 @@ Deno.test({
         ["m4", "m5", "m6"],
       );
       await reader.close();
+      const socket = await openSocket(`${b.url}events?lastEventId=3`);
+      assert.deepEqual(
+        (await socket.frames(3)).map((f) => [f.id, (f.data as Msg).text]),
+        [[4, "m4"], [5, "m5"], [6, "m6"]],
+      );
+      socket.close();
     });
   },
 });
