@@ -158,13 +158,21 @@ const messagingPaths: JsonObject = {
       summary: "New messages, live (server-sent events)",
       description:
         'Opens with `retry: 1000`, then the messages `GET /` answers, oldest first (or, with a `Last-Event-ID` header, every retained message with a greater id, after an `event: gap` with `{"missed": K}` when some already left the history), then every new message as it is stored, in id order, each once. A message event is `id: <id>`, `event: message`, `data: <the message as GET / shows it>`. A comment line comes after `--heartbeat-ms` without an event. `Last-Event-ID` that is not a whole number, or is above the newest id, counts as absent.\n\n' +
-        '**Presence.** Opened with `X-Messaging-Token`, the stream makes its user online while it is open (a token that does not authenticate is 401; without the header the stream is anonymous). Every reader gets `event: presence` with `data: {"name": N, "online": true}` when a user comes online anywhere, `{"name": N, "online": false}` when it goes offline everywhere, and `{"name": N, "registered": false}` when it is unregistered (`DELETE /users`, or forgotten by `--forget-users-after`). Presence events have no id and are not replayed on resuming: `GET /users/online` gives the state to start from.',
+        '**Presence.** Opened with `X-Messaging-Token`, the stream makes its user online while it is open (a token that does not authenticate is 401; without the header the stream is anonymous). Every reader gets `event: presence` with `data: {"name": N, "online": true}` when a user comes online anywhere, `{"name": N, "online": false}` when it goes offline everywhere, and `{"name": N, "registered": false}` when it is unregistered (`DELETE /users`, or forgotten by `--forget-users-after`). Presence events have no id and are not replayed on resuming: `GET /users/online` gives the state to start from.' +
+        '\n\n**WebSocket.** With a WebSocket upgrade the same stream comes as a socket (same caps, counted with event streams; same catch-up and order), each event one text frame holding one JSON object: `{"event":"message","id":6,"data":<message>}`, `{"event":"gap","data":{"missed":K}}`, `{"event":"quote","data":<quote>}`, `{"event":"presence","data":{...}}`. The client may send one first frame `{"token":"<name>-<token>"}` (bad token: close 1008; any other frame: close 1003). A browser upgrade from an origin that is neither the service\'s own nor allowed by `--cors-origin` is answered 403. Close codes: 1001 stopping or no pong, 1011 store fault, 1012 reconnect (subscription lost), 1013 reader too far behind. See docs/api.md.',
       security: [{}, ...auth],
       parameters: [{
         name: "Last-Event-ID",
         in: "header",
         required: false,
         description: "The id of the last message the reader has.",
+        schema: { type: "string" },
+      }, {
+        name: "lastEventId",
+        in: "query",
+        required: false,
+        description:
+          "Means what `Last-Event-ID` means, for clients that cannot send the header (a browser's first connection, any WebSocket); the header wins when both are sent.",
         schema: { type: "string" },
       }],
       responses: {
@@ -321,7 +329,8 @@ const quotePaths: JsonObject = {
       operationId: "followQuote",
       summary: "The quote, live (server-sent events)",
       description:
-        "Opens with `retry: 1000` and the current quote, then every replacement: `event: quote`, `data: <the quote as a JSON string>`. No ids: the newest value is all a reader needs.",
+        "Opens with `retry: 1000` and the current quote, then every replacement: `event: quote`, `data: <the quote as a JSON string>`. No ids: the newest value is all a reader needs." +
+        '\n\n**WebSocket.** With a WebSocket upgrade the same stream comes as a socket (same caps, counted with event streams; same catch-up and order), each event one text frame holding one JSON object: `{"event":"message","id":6,"data":<message>}`, `{"event":"gap","data":{"missed":K}}`, `{"event":"quote","data":<quote>}`, `{"event":"presence","data":{...}}`. The client may send one first frame `{"token":"<name>-<token>"}` (bad token: close 1008; any other frame: close 1003). A browser upgrade from an origin that is neither the service\'s own nor allowed by `--cors-origin` is answered 403. Close codes: 1001 stopping or no pong, 1011 store fault, 1012 reconnect (subscription lost), 1013 reader too far behind. See docs/api.md.',
       responses: {
         200: eventStream(
           "The stream; it stays open.",

@@ -35,13 +35,19 @@ async function until<T>(
 
 /**
  * Opens `url` (an `http:` URL is turned into `ws:`) with `headers` (Deno's
- * client may send any, `Origin` too) and waits until it is open or closed.
+ * client may send any, `Origin` too), through `client` when given (to
+ * connect from another loopback address), and waits until it is open or
+ * closed (refused).
  */
 export async function openSocket(
   url: string,
   headers: Record<string, string> = {},
+  client?: Deno.HttpClient,
 ): Promise<SocketReader> {
-  const socket = new WebSocket(url.replace(/^http/, "ws"), { headers });
+  const socket = new WebSocket(url.replace(/^http/, "ws"), {
+    headers,
+    client,
+  });
   const frames: Frame[] = [];
   let code: number | undefined;
   socket.onmessage = (e) => frames.push(JSON.parse(e.data));

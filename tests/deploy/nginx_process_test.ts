@@ -3,10 +3,6 @@
  * started with --trust-proxy, checked from outside through the proxy.
  * Clients come from distinct loopback addresses (127.0.x.y) to be distinct
  * clients, as they would on the internet.
- *
- * The program's own WebSocket through the proxy gets its test once the
- * program serves WebSocket; until then a stand-in upstream checks that the
- * configuration passes upgrades on both stream paths.
  */
 
 import assert from "node:assert/strict";
@@ -19,6 +15,7 @@ import {
   startProxy,
 } from "../_support/nginx.ts";
 import { readEvents } from "../_support/event_reader.ts";
+import { openSocket, rawUpgrade } from "../_support/socket_reader.ts";
 import { idleFlood, loopbackAddresses } from "../_support/idle_flood.ts";
 
 const CONTENT_TYPE = "application/json; charset=UTF-8";
@@ -372,49 +369,35 @@ proxyTest(
 );
 
 proxyTest(
-  "WebSocket upgrades on /events and /quote/events pass through the proxy, with the client's address appended",
+  "the program's WebSockets on /events and /quote/events pass through the proxy: frames, token frame, the page's origin let in, a foreign one refused, clients counted apart",
   async () => {
-    // A stand-in for the program's WebSocket, which is not served yet.
-    const seen: string[] = [];
-    const upstream = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen() {} },
-      (req) => {
-        const path = new URL(req.url).pathname;
-        seen.push(`${path} ${req.headers.get("x-forwarded-for")}`);
-        const { socket, response } = Deno.upgradeWebSocket(req);
-        socket.onopen = () => socket.send(`hello ${path}`);
-        socket.onmessage = (e) => socket.send(`echo ${e.data}`);
-        return response;
-      },
-    );
-    const proxy = await startProxy(upstream.addr.port);
-    try {
-      for (const path of ["events", "quote/events"]) {
-        const socket = new WebSocket(`ws://127.0.0.1:${proxy.port}/${path}`);
-        const received: string[] = [];
-        await new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error("no frame")), 5000);
-          socket.onmessage = (e) => {
-            received.push(e.data);
-            if (received.length === 1) socket.send("ping");
-            else {
-              clearTimeout(timer);
-              resolve();
-            }
-          };
-          socket.onerror = () => reject(new Error(`no WebSocket on /${path}`));
-        });
-        socket.close();
-        assert.deepEqual(received, [`hello /${path}`, "echo ping"]);
-      }
-      assert.deepEqual(seen, [
-        "/events 127.0.0.1",
-        "/quote/events 127.0.0.1",
+    await behindProxy(["--max-streams-per-client=1"], async (proxy) => {
+      const ann = await register(proxy, "ann");
+      // What a page served through the proxy sends: its own origin.
+      const page = { origin: proxy.url.slice(0, -1) };
+      using first = Deno.createHttpClient({ localAddress: "127.0.0.3" });
+      using second = Deno.createHttpClient({ localAddress: "127.0.0.4" });
+      const quote = await openSocket(`${proxy.url}quote/events`, page, first);
+      assert.equal((await quote.frames(1))[0]?.event, "quote");
+      // That client's one stream is open; another client's is not counted with it.
+      const refused = await openSocket(`${proxy.url}events`, page, first);
+      assert.equal(refused.socket.readyState, WebSocket.CLOSED);
+      const events = await openSocket(`${proxy.url}events`, page, second);
+      events.socket.send(JSON.stringify({ token: ann }));
+      assert.deepEqual(await events.frames(1), [
+        { event: "presence", data: { name: "ann", online: true } },
       ]);
-    } finally {
-      await proxy.stop();
-      await upstream.shutdown();
-    }
+      for (const path of ["events", "quote/events"]) {
+        const foreign = await rawUpgrade(`${proxy.url}${path}`, {
+          Origin: "https://evil.example",
+        });
+        foreign.conn.close();
+        assert.equal(foreign.status, 403, path);
+      }
+      quote.close();
+      events.close();
+      assert.equal(await events.closed(), 1005);
+    });
   },
 );
 
