@@ -44,7 +44,10 @@ const NEWEST_COUNT = 5;
 export function lastEventId(req: Request): number | undefined {
   const value = req.headers.get("last-event-id") ??
     new URL(req.url).searchParams.get("lastEventId");
-  return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
+  // Leading zeros do not make a whole number another; past 15 digits it is
+  // above any id a store gives, so absent.
+  const digits = value?.match(/^0*(\d{1,15})$/)?.[1];
+  return digits === undefined ? undefined : Number(digits);
 }
 
 /** How long a reader is asked to wait when the process cannot follow changes: the subscription retries at least every second. */
@@ -62,19 +65,26 @@ const NOT_FOLLOWING = new HttpError(503, [{
     "This server cannot follow new changes right now (its connection to the shared store is being restored); try again shortly",
 }], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
 
+/**
+ * When a reader refused for a cap may try again: a place frees only when
+ * some reader leaves, which no clock tells, so a few seconds keep a
+ * retrying client from hammering while places stay taken.
+ */
+const CAP_RETRY = { "retry-after": "5" };
+
 const REFUSALS = {
   full: new HttpError(503, [{
     location: "url",
     name: "events",
     description:
       "Too many event streams are open on this server; try again later",
-  }]),
+  }], CAP_RETRY),
   "client-full": new HttpError(429, [{
     location: "url",
     name: "events",
     description:
       "Too many event streams are open from this client; close one first",
-  }]),
+  }], CAP_RETRY),
 } satisfies Record<StreamRefusal, HttpError>;
 
 /** What both transports of one route share. */

@@ -119,6 +119,9 @@ storeTest(
     assert.deepEqual(ids(garbage), [11, 12, 13, 14, 15, 16]);
     const ahead = await resume("999");
     assert.deepEqual(ids(ahead), [12, 13, 14, 15, 16, 17]);
+    // A whole number is one however many zeros lead it.
+    const padded = await resume(`${"0".repeat(30)}17`);
+    assert.deepEqual(ids(padded), [18]);
   },
   { history: 7 },
 );
@@ -206,6 +209,7 @@ storeTest(
     const b = await open(handler, "/quote/events");
     const refused = await call(handler, "GET", "/events");
     assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get("retry-after"), "5");
     assert.equal(refused.json.status, "error");
     assert.equal(refused.json.errors[0].location, "url");
     assert.equal(refused.json.errors[0].name, "events");
@@ -229,6 +233,7 @@ storeTest(
     assert.equal((await openFrom("192.0.2.2")).status, 200);
     const refused = await openFrom("192.0.2.1");
     assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get("retry-after"), "5");
     assert.deepEqual(await refused.json(), {
       status: "error",
       errors: [{
