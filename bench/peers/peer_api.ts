@@ -129,6 +129,11 @@ export function postMessage(user: string | null, body: Uint8Array): Answer {
   return { status: 200, body: { status: "added" } };
 }
 
+/** The message the last `POST /` answered 200 added, for the event streams of `plain.ts`. */
+export function newestMessage(): Record<string, unknown> | undefined {
+  return messages.at(-1);
+}
+
 /** `GET /quote`. */
 export function readQuote(): Answer {
   return { status: 200, body: quote };

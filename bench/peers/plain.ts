@@ -1,6 +1,10 @@
 /**
  * Peer: the API on plain `Deno.serve`, routed by a `switch` on the path, as
- * one would write it without a framework. Run by `deno task bench`.
+ * one would write it without a framework. Run by `deno task bench`. Its
+ * `GET /events` is the floor of `deno task bench:streams`: each message
+ * posted, encoded once per format, goes to every open event stream and
+ * WebSocket the simplest way (a loop over a `Set`), with no catch-up,
+ * heartbeat or bound on what waits for a slow reader.
  * @module
  */
 
@@ -20,6 +24,47 @@ async function read(req: Request): Promise<Uint8Array | null> {
 const user = (req: Request) =>
   api.authenticate(req.headers.get("x-messaging-token"));
 
+const sseReaders = new Set<ReadableStreamDefaultController<Uint8Array>>();
+const sockets = new Set<WebSocket>();
+let lastId = 0;
+const encoder = new TextEncoder();
+
+function events(req: Request): Response {
+  if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onopen = () => sockets.add(socket);
+    socket.onclose = () => sockets.delete(socket);
+    return response;
+  }
+  let reader: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      reader = controller;
+      sseReaders.add(controller);
+      // As the program opens its streams: the status goes out at once.
+      controller.enqueue(encoder.encode("retry: 1000\n\n"));
+    },
+    cancel() {
+      sseReaders.delete(reader);
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "content-type": "text/event-stream",
+      "cache-control": "no-store",
+    },
+  });
+}
+
+function announce(message: unknown): void {
+  const id = ++lastId;
+  const data = JSON.stringify(message);
+  const sse = encoder.encode(`id: ${id}\nevent: message\ndata: ${data}\n\n`);
+  for (const reader of sseReaders) reader.enqueue(sse);
+  const frame = `{"event":"message","id":${id},"data":${data}}`;
+  for (const socket of sockets) socket.send(frame);
+}
+
 async function handle(req: Request): Promise<Response> {
   const path = new URL(req.url).pathname;
   const method = req.method === "HEAD" ? "GET" : req.method;
@@ -30,12 +75,16 @@ async function handle(req: Request): Promise<Response> {
       const who = user(req);
       if (who === null) return reply(api.UNAUTHORIZED);
       const body = await read(req);
-      return reply(body ? api.postMessage(who, body) : api.TOO_LARGE);
+      const answer = body ? api.postMessage(who, body) : api.TOO_LARGE;
+      if (answer.status === 200) announce(api.newestMessage());
+      return reply(answer);
     }
     case "POST /users": {
       const body = await read(req);
       return reply(body ? api.register(body) : api.TOO_LARGE);
     }
+    case "GET /events":
+      return events(req);
     case "GET /users":
       return reply(api.listUsers(user(req)));
     case "DELETE /users":

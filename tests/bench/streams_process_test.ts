@@ -1,26 +1,43 @@
-/** `deno task bench:streams` measures what it says, at more streams than one client may open by default. */
+/** `deno task bench:streams` measures what it says, over both transports and against its floor, at more streams than one client may open by default. */
 
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-Deno.test("bench/streams.ts: with 60 streams from one address, every post reaches every stream", async () => {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-all",
-      "bench/streams.ts",
-      "--streams=60",
-      "--posts=3",
-      "--stores=memory",
-    ],
+const bench = (...flags: string[]) =>
+  new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", "bench/streams.ts", ...flags],
     cwd: ROOT,
-    signal: AbortSignal.timeout(60_000),
+    signal: AbortSignal.timeout(90_000),
   }).output();
+
+Deno.test("bench/streams.ts: with 60 readers from one address, every post reaches every reader, on each transport and on the floor", async () => {
+  const { code, stdout, stderr } = await bench(
+    "--streams=60",
+    "--posts=3",
+    "--stores=memory",
+    "--transports=sse,websocket",
+  );
   const out = new TextDecoder().decode(stdout);
   assert.equal(code, 0, new TextDecoder().decode(stderr));
-  const row = out.split("\n").find((line) => line.startsWith("| memory |"));
-  assert.ok(row, out);
-  // The last column: posts seen by all 60 streams.
-  assert.equal(row.split("|").at(-2)!.trim(), "3/3", row);
+  // Past the header; the line under it starts "|---".
+  const rows = out.split("\n").filter((line) => line.startsWith("| "))
+    .slice(1).map((line) => line.split("|").slice(1, -1).map((c) => c.trim()));
+  // Store, transport, readers, and the last column: posts seen by all.
+  assert.deepEqual(
+    rows.map((cells) => [cells[0], cells[1], cells[2], cells.at(-1)]),
+    [
+      ["floor: plain Deno.serve", "sse", "60", "3/3"],
+      ["memory", "sse", "60", "3/3"],
+      ["floor: plain Deno.serve", "websocket", "60", "3/3"],
+      ["memory", "websocket", "60", "3/3"],
+    ],
+    out,
+  );
+});
+
+Deno.test("bench/streams.ts: an unknown transport is a usage error", async () => {
+  const { code, stderr } = await bench("--transports=sse,carrier-pigeon");
+  assert.equal(code, 2);
+  assert.match(new TextDecoder().decode(stderr), /--transports/);
 });
