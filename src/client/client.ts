@@ -208,10 +208,8 @@ class JsonClient {
     token: () => string | undefined = () => undefined,
   ) {
     return followEventStream(
-      this.#fetch,
-      new URL(path, this.#base),
+      { fetch: this.#fetch, url: new URL(path, this.#base), token },
       options,
-      () => tokenHeaders(token()),
     );
   }
 
@@ -355,11 +353,15 @@ export class MessagingClient {
   /**
    * Messages as they are stored (`GET /events`): first the newest five (or,
    * with `lastEventId`, every retained one after it), then each new one,
-   * reconnecting with `Last-Event-ID` whenever the connection drops so none
-   * is missed while the history holds it. A `gap` says how many were
-   * missed because they had already left the history. While the client
-   * holds a token the stream is opened as its user, who is online while it
-   * is open; changes of presence go to `onPresence`.
+   * reconnecting after the last id seen whenever the connection drops so
+   * none is missed while the history holds it. A `gap` says how many were
+   * missed because they had already left the history. Followed over a
+   * WebSocket by default (see {@linkcode FollowOptions.transport}). While
+   * the client holds a token the stream is opened as its user (the token
+   * frame, or `X-Messaging-Token` for server-sent events), who is online
+   * while it is open; changes of presence go to `onPresence`. A token the
+   * service no longer knows ends the iteration with a 401
+   * {@linkcode ServiceError}, whichever the transport.
    */
   async *events(
     options: MessageFollowOptions = {},

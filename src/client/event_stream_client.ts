@@ -1,12 +1,14 @@
 /**
- * Following a service's event stream from a client: reconnects after the
- * server's `retry` delay whenever the stream ends or the connection fails,
- * sending `Last-Event-ID` so the server resumes where the reader was.
- * Parsed with the well-kept `eventsource-parser`.
+ * Following a service's event stream from a client, over a WebSocket (the
+ * default, where the runtime has one) or as server-sent events read with
+ * `fetch` (parsed with the well-kept `eventsource-parser`). Either way it
+ * reconnects whenever the connection ends for a reason waiting can fix,
+ * resuming after the last message id seen so nothing retained is missed.
  * @module
  */
 
 import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { headerValue } from "./header_value.js";
 import { ServiceError } from "./service_error.ts";
 
 /**
@@ -33,6 +35,26 @@ import { ServiceError } from "./service_error.ts";
  * }
  * assert.deepEqual(texts, ["Two", "Three"]);
  * ```
+ *
+ * @example The same stream as server-sent events
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
+ * import { MessagingClient } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await chat.register("ann");
+ * await chat.post("Hi");
+ * const texts: string[] = [];
+ * for await (const event of chat.events({ transport: "sse" })) {
+ *   if (event.type === "message") texts.push(event.message.text);
+ *   break;
+ * }
+ * assert.deepEqual(texts, ["Hi"]);
+ * ```
  */
 export interface FollowOptions {
   /** Ends the iteration (and the connection) when aborted. */
@@ -41,7 +63,31 @@ export interface FollowOptions {
   onReconnect?: (reason: unknown) => void;
   /** Resume after this message id, as a reconnecting reader does. */
   lastEventId?: number;
+  /**
+   * `"websocket"` or `"sse"` (server-sent events over `fetch`). Default: a
+   * WebSocket where the runtime has one, falling back to server-sent
+   * events for good when a socket cannot be opened but the stream can
+   * (a proxy that does not pass upgrades); server-sent events elsewhere.
+   */
+  transport?: "websocket" | "sse";
 }
+
+/** Where and as whom a stream is followed. */
+export interface StreamSource {
+  /** The `fetch` server-sent events are read with. */
+  fetch: typeof fetch;
+  /** The stream's `http:` or `https:` URL. */
+  url: URL;
+  /** The credential to follow with, asked for on every connection (it may change meanwhile). */
+  token: () => string | undefined;
+}
+
+/** The first delay before reconnecting, until the server says otherwise (`retry:`). */
+const RETRY_MS = 1000;
+/** Doubling the delay after each failed connection stops here: 32 × the retry delay. */
+const MAX_DOUBLINGS = 5;
+/** How long a socket being closed by this client may take to say it has closed. */
+const CLOSE_WAIT_MS = 1000;
 
 function wait(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -55,70 +101,235 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** A socket that closed before it opened: no upgrade (a proxy, a refusal), or no server. */
+class SocketNotOpened extends Error {}
+
+/** What one connection reports back to the loop that reconnects. */
+interface Connection {
+  /** The message id to resume after. */
+  lastEventId: string | undefined;
+  /** The server's reconnection delay (`retry:`), if it set one. */
+  retryMs?: number;
+  /** Set once the connection delivered an event: it worked, so backing off starts over. */
+  delivered: boolean;
+  /** Set once the server accepted the connection. */
+  opened: boolean;
+}
+
 /**
- * The events of the stream at `url`, for as long as `options.signal` allows.
- * A refusal the client cannot fix by waiting (4xx) ends it with a
- * {@linkcode ServiceError}; anything else is retried. `headers` are asked
- * for on every connection, so a credential changed meanwhile is sent.
+ * Reads one server-sent event stream. A refusal becomes a
+ * {@linkcode ServiceError}; the end of the stream, or a failure to read
+ * it, ends the generator (normally or by throwing).
+ */
+async function* sseConnection(
+  source: StreamSource,
+  connection: Connection,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<EventSourceMessage> {
+  const token = source.token();
+  const headers: Record<string, string> = token === undefined
+    ? {}
+    : { "x-messaging-token": headerValue(token) };
+  if (connection.lastEventId !== undefined) {
+    headers["last-event-id"] = connection.lastEventId;
+  }
+  const res = await source.fetch(source.url, { headers, signal });
+  if (!res.ok || res.body === null) {
+    const text = await res.text();
+    let body: unknown = { message: text };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON: the text is the message.
+    }
+    throw new ServiceError(res.status, body, res.headers.get("retry-after"));
+  }
+  connection.opened = true;
+  const queue: EventSourceMessage[] = [];
+  const parser = createParser({
+    onEvent: (event) => queue.push(event),
+    onRetry: (ms) => connection.retryMs = ms,
+  });
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      parser.feed(value);
+      for (let event; (event = queue.shift());) yield event;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+/** A frame as an event: the shape server-sent events are parsed into, so the clients read both alike. */
+function eventOfFrame(data: unknown): EventSourceMessage | undefined {
+  if (typeof data !== "string") return undefined;
+  let frame: unknown;
+  try {
+    frame = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  const { event, id, data: value } = (frame ?? {}) as {
+    event?: unknown;
+    id?: unknown;
+    data?: unknown;
+  };
+  if (typeof event !== "string") return undefined;
+  return {
+    event,
+    id: typeof id === "number" ? String(id) : undefined,
+    data: JSON.stringify(value),
+  };
+}
+
+/**
+ * Why a socket closed, as what the follower does next: 1003 (a frame the
+ * server refuses) and 1008 (a token that does not authenticate, told as
+ * the 401 a stream request would get) are the client's to fix and end
+ * the iteration; any other close is retried.
+ */
+function closeError(event: CloseEvent): Error {
+  const said = event.reason ? `: ${event.reason}` : "";
+  if (event.code === 1008) {
+    return new ServiceError(401, {
+      message: `Unauthorized (the socket was closed with 1008${said})`,
+    });
+  }
+  if (event.code === 1003) {
+    return new ServiceError(400, {
+      message:
+        `The service refused a frame (the socket was closed with 1003${said})`,
+    });
+  }
+  return new Error(`the socket closed with ${event.code}${said}`);
+}
+
+/**
+ * Reads one WebSocket: `?lastEventId=` in the URL (a socket sends no
+ * such header) and, while the client holds a token, the token frame
+ * first, so its user is online while the socket is open.
+ */
+async function* socketConnection(
+  source: StreamSource,
+  connection: Connection,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<EventSourceMessage> {
+  const url = new URL(source.url);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  if (connection.lastEventId !== undefined) {
+    url.searchParams.set("lastEventId", connection.lastEventId);
+  }
+  const socket = new WebSocket(url);
+  const queue: EventSourceMessage[] = [];
+  let closed: CloseEvent | undefined;
+  let wake = () => {};
+  socket.addEventListener("open", () => {
+    connection.opened = true;
+    const token = source.token();
+    if (token !== undefined) socket.send(JSON.stringify({ token }));
+  });
+  socket.addEventListener("message", ({ data }) => {
+    const event = eventOfFrame(data);
+    if (event !== undefined) queue.push(event);
+    wake();
+  });
+  socket.addEventListener("close", (event) => {
+    closed = event;
+    wake();
+  });
+  const onAbort = () => wake();
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    // Each pass yields what came or waits for the next frame, the close or
+    // the abort; a socket ends in a close event, whoever closes it.
+    for (;;) {
+      for (let event; (event = queue.shift());) yield event;
+      // Checked after yielding too: the reader may have aborted meanwhile.
+      if (closed !== undefined || signal?.aborted) break;
+      await new Promise<void>((resolve) => wake = resolve);
+    }
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    if (closed === undefined) {
+      const gone = new Promise((resolve) =>
+        socket.addEventListener("close", resolve, { once: true })
+      );
+      socket.close(1000);
+      // Closed before the caller goes on, so a server shut down next finds
+      // no socket open; a peer that never answers is not waited for long.
+      await Promise.race([gone, wait(CLOSE_WAIT_MS)]);
+    }
+  }
+  if (signal?.aborted) return;
+  if (!connection.opened) {
+    throw new SocketNotOpened("the socket could not be opened");
+  }
+  throw closeError(closed!);
+}
+
+/**
+ * The events of the stream at `source.url`, for as long as
+ * `options.signal` allows, over the transport `options.transport` names.
+ * What the client cannot fix by waiting (a 4xx answer, a socket closed with
+ * 1003 or 1008) ends it with a {@linkcode ServiceError}; anything else is
+ * retried, waiting twice as long after each connection that delivered
+ * nothing, up to 32 times the server's `retry` delay.
  */
 export async function* followEventStream(
-  fetchFn: typeof fetch,
-  url: URL,
+  source: StreamSource,
   options: FollowOptions = {},
-  headers: () => Record<string, string> = () => ({}),
 ): AsyncGenerator<EventSourceMessage> {
   const { signal } = options;
-  let lastEventId = options.lastEventId?.toString();
-  let retryMs = 1000;
-  // Each pass either yields events or waits retryMs, and ends when aborted.
+  const hasWebSocket = typeof globalThis.WebSocket === "function";
+  let transport = options.transport ?? (hasWebSocket ? "websocket" : "sse");
+  // Only a transport chosen by default falls back to the other.
+  const mayFallBack = options.transport === undefined && hasWebSocket;
+  const state: Connection = {
+    lastEventId: options.lastEventId?.toString(),
+    delivered: false,
+    opened: false,
+  };
+  /** Passes `events` on, noting the last id and that the connection works. */
+  async function* tracked(
+    events: AsyncGenerator<EventSourceMessage>,
+    onFirst = () => {},
+  ) {
+    for await (const event of events) {
+      if (!state.delivered) onFirst();
+      if (event.id !== undefined) state.lastEventId = event.id;
+      state.delivered = true;
+      yield event;
+    }
+  }
+  let failures = 0;
+  // Each pass either yields events or waits, and ends when aborted.
   while (!signal?.aborted) {
     let reason: unknown = new Error("the stream ended");
+    state.delivered = false;
+    state.opened = false;
     try {
-      const res = await fetchFn(url, {
-        headers: lastEventId === undefined
-          ? headers()
-          : { ...headers(), "last-event-id": lastEventId },
-        signal,
-      });
-      if (!res.ok || res.body === null) {
-        const text = await res.text();
-        let body: unknown = { message: text };
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // Not JSON: the text is the message.
-        }
-        throw new ServiceError(
-          res.status,
-          body,
-          res.headers.get("retry-after"),
-        );
-      }
-      const queue: EventSourceMessage[] = [];
-      const parser = createParser({
-        onEvent: (event) => queue.push(event),
-        onRetry: (ms) => retryMs = ms,
-      });
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      const connect = transport === "sse" ? sseConnection : socketConnection;
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          parser.feed(value);
-          for (let event; (event = queue.shift());) {
-            if (event.id !== undefined) lastEventId = event.id;
-            yield event;
-          }
-        }
-      } finally {
-        reader.cancel().catch(() => {});
+        yield* tracked(connect(source, state, signal));
+      } catch (error) {
+        if (!(error instanceof SocketNotOpened && mayFallBack)) throw error;
+        // No socket: the same stream as server-sent events, kept if it opens.
+        yield* tracked(sseConnection(source, state, signal), () => {
+          transport = "sse";
+        });
       }
     } catch (error) {
       if (signal?.aborted) return;
       if (error instanceof ServiceError && error.status < 500) throw error;
       reason = error;
     }
+    if (signal?.aborted) return;
+    failures = state.delivered ? 0 : failures + 1;
     options.onReconnect?.(reason);
-    await wait(retryMs, signal);
+    const doublings = Math.min(Math.max(failures - 1, 0), MAX_DOUBLINGS);
+    await wait((state.retryMs ?? RETRY_MS) * 2 ** doublings, signal);
   }
 }

@@ -167,6 +167,8 @@ Deno.test("events(): history then live messages with ids; after a dropped connec
     const seen: string[] = [];
     const ids: number[] = [];
     const iterator = reader.events({
+      // The fetch is what breaks the connection: server-sent events.
+      transport: "sse",
       signal: stop.signal,
       onReconnect: (reason) => reconnects.push(reason),
     });
@@ -207,49 +209,57 @@ Deno.test("QuoteClient.events(): the quote, then each replacement; a URL without
   }
 });
 
-Deno.test("events() of a client holding a token makes its user online, and tells onPresence of each change; online() lists who is online", async () => {
-  const server = await startServer(["--quiet"]);
-  try {
-    const ivan = new MessagingClient(server.url);
-    const ann = new MessagingClient(server.url);
-    await ivan.register("Иван");
-    await ann.register("ann");
-    await refused(new MessagingClient(server.url).online(), 401, []);
-    assert.deepEqual(await ann.online(), []);
-    const watching = new AbortController();
-    const seen: unknown[] = [];
-    const watcher = (async () => {
-      for await (
-        const _ of new MessagingClient(server.url).events({
-          signal: watching.signal,
-          onPresence: (change) => seen.push(change),
-        })
-      );
-    })();
-    const following = new AbortController();
-    const follower = (async () => {
-      for await (const _ of ivan.events({ signal: following.signal }));
-    })();
-    const until = async (count: number) => {
-      for (let i = 0; i < 200 && seen.length < count; i++) {
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    };
-    await until(1);
-    assert.deepEqual(await ann.online(), ["Иван"]);
-    following.abort();
-    await follower;
-    await until(2);
-    await ivan.unregister();
-    await until(3);
-    watching.abort();
-    await watcher;
-    assert.deepEqual(seen, [
-      { name: "Иван", online: true },
-      { name: "Иван", online: false },
-      { name: "Иван", registered: false },
-    ]);
-  } finally {
-    await server.stop();
-  }
-});
+for (const transport of ["websocket", "sse"] as const) {
+  Deno.test(`events() over ${transport} of a client holding a token makes its user online, and tells onPresence of each change; online() lists who is online`, async () => {
+    const server = await startServer(["--quiet"]);
+    try {
+      const ivan = new MessagingClient(server.url);
+      const ann = new MessagingClient(server.url);
+      await ivan.register("Иван");
+      await ann.register("ann");
+      await refused(new MessagingClient(server.url).online(), 401, []);
+      assert.deepEqual(await ann.online(), []);
+      const watching = new AbortController();
+      const seen: unknown[] = [];
+      // The watcher is live once it has the message posted before it came.
+      await ann.post("before the watcher");
+      const live = Promise.withResolvers<void>();
+      const watcher = (async () => {
+        for await (
+          const _ of new MessagingClient(server.url).events({
+            signal: watching.signal,
+            onPresence: (change) => seen.push(change),
+          })
+        ) live.resolve();
+      })();
+      await live.promise;
+      const following = new AbortController();
+      const follower = (async () => {
+        for await (
+          const _ of ivan.events({ signal: following.signal, transport })
+        );
+      })();
+      const until = async (count: number) => {
+        for (let i = 0; i < 200 && seen.length < count; i++) {
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      };
+      await until(1);
+      assert.deepEqual(await ann.online(), ["Иван"]);
+      following.abort();
+      await follower;
+      await until(2);
+      await ivan.unregister();
+      await until(3);
+      watching.abort();
+      await watcher;
+      assert.deepEqual(seen, [
+        { name: "Иван", online: true },
+        { name: "Иван", online: false },
+        { name: "Иван", registered: false },
+      ]);
+    } finally {
+      await server.stop();
+    }
+  });
+}

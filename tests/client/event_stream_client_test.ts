@@ -3,7 +3,10 @@
  * yielded, how it reconnects, and when it gives up.
  */
 import assert from "node:assert/strict";
-import { followEventStream } from "../../src/client/event_stream_client.ts";
+import {
+  followEventStream as follow,
+  type FollowOptions,
+} from "../../src/client/event_stream_client.ts";
 import { ServiceError } from "../../src/client/service_error.ts";
 
 const URL_ = new URL("http://service.test/events");
@@ -19,6 +22,17 @@ function server(answers: (() => Response)[]) {
   };
   return { fetchFn, asked };
 }
+
+/** Follows `URL_` as server-sent events through `fetchFn`, anonymously. */
+const followEventStream = (
+  fetchFn: typeof fetch,
+  url: URL,
+  options: FollowOptions = {},
+) =>
+  follow({ fetch: fetchFn, url, token: () => undefined }, {
+    transport: "sse",
+    ...options,
+  });
 
 /** A stream that sends `text` in pieces and ends. */
 const stream = (...pieces: string[]) => () =>
@@ -124,4 +138,141 @@ Deno.test("an aborted signal from the start makes no request", async () => {
   );
   assert.deepEqual(seen, []);
   assert.deepEqual(asked, []);
+});
+
+/**
+ * A server that upgrades every request and lets `script` play each socket
+ * in turn (connection number, the socket, the request's URL); what each
+ * socket received from the client is kept, by connection.
+ */
+function socketServer(
+  script: (n: number, socket: WebSocket, url: URL) => void,
+) {
+  const received: string[][] = [];
+  const urls: URL[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      if (req.headers.get("upgrade") !== "websocket") {
+        return new Response("no upgrade", { status: 426 });
+      }
+      const { socket, response } = Deno.upgradeWebSocket(req);
+      const n = urls.length;
+      const url = new URL(req.url);
+      urls.push(url);
+      received.push([]);
+      socket.onmessage = ({ data }) => received[n]?.push(String(data));
+      socket.onopen = () => script(n, socket, url);
+      return response;
+    },
+  );
+  return {
+    server,
+    received,
+    urls,
+    source: (token?: string) => ({
+      fetch,
+      url: new URL(`http://127.0.0.1:${server.addr.port}/events`),
+      token: () => token,
+    }),
+  };
+}
+
+const frame = (event: string, data: unknown, id?: number) =>
+  JSON.stringify({ event, id, data });
+
+Deno.test("over a WebSocket: frames come as events, the token frame goes first, and a socket closed with 1012 is followed again after the last id", async () => {
+  const fake = socketServer((n, socket) => {
+    if (n === 0) {
+      socket.send(frame("message", { text: "a" }, 7));
+      socket.send(frame("presence", { name: "ann", online: true }));
+      socket.close(1012);
+    } else socket.send(frame("message", { text: "b" }, 8));
+  });
+  try {
+    const reasons: unknown[] = [];
+    const seen: string[] = [];
+    for await (
+      const event of follow(fake.source("ann-x"), {
+        lastEventId: 5,
+        onReconnect: (reason) => reasons.push(reason),
+      })
+    ) {
+      seen.push(`${event.event} ${event.id ?? "-"} ${event.data}`);
+      if (seen.length === 3) break;
+    }
+    assert.deepEqual(seen, [
+      'message 7 {"text":"a"}',
+      'presence - {"name":"ann","online":true}',
+      'message 8 {"text":"b"}',
+    ]);
+    assert.deepEqual(
+      fake.urls.map((url) => url.searchParams.get("lastEventId")),
+      ["5", "7"],
+    );
+    // The first socket was closed at once; the second heard the token.
+    assert.deepEqual(fake.received[1], ['{"token":"ann-x"}']);
+    assert.match(String(reasons[0]), /closed with 1012/);
+  } finally {
+    await fake.server.shutdown();
+  }
+});
+
+for (
+  const [code, status] of [[1008, 401], [1003, 400]] as const
+) {
+  Deno.test(`over a WebSocket: a socket closed with ${code} is the client's to fix, a ServiceError ${status}, not retried`, async () => {
+    const fake = socketServer((_, socket) => socket.close(code));
+    try {
+      const error = await (async () => {
+        for await (const _ of follow(fake.source("ann-x"))) break;
+      })().catch((e) => e);
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.equal(error.status, status);
+      assert.equal(fake.urls.length, 1);
+    } finally {
+      await fake.server.shutdown();
+    }
+  });
+}
+
+Deno.test("a server that does not upgrade is followed as server-sent events by default, and only retried when a WebSocket was asked for", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) =>
+      req.headers.get("upgrade") === "websocket"
+        ? new Response("no", { status: 400 })
+        : new Response("retry: 5\n\nid: 3\nevent: message\ndata: {}\n\n", {
+          headers: { "content-type": "text/event-stream" },
+        }),
+  );
+  const source = {
+    fetch,
+    url: new URL(`http://127.0.0.1:${server.addr.port}/events`),
+    token: () => undefined,
+  };
+  try {
+    const ids: (string | undefined)[] = [];
+    for await (const event of follow(source)) {
+      ids.push(event.id);
+      break;
+    }
+    assert.deepEqual(ids, ["3"]);
+
+    const stop = new AbortController();
+    const reasons: unknown[] = [];
+    for await (
+      const _ of follow(source, {
+        transport: "websocket",
+        signal: stop.signal,
+        onReconnect(reason) {
+          reasons.push(reason);
+          stop.abort();
+        },
+      })
+    ) assert.fail("no event comes without a socket");
+    assert.match(String(reasons[0]), /could not be opened/);
+  } finally {
+    await server.shutdown();
+  }
 });
