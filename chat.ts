@@ -3,7 +3,8 @@
  *
  * In a terminal it draws the 5 newest messages above the line being typed,
  * red ones in red, and redraws them as they arrive on the service's event
- * stream; over a pipe it reads one line per message or command and writes
+ * stream (a WebSocket authenticated as the chat's user, so it is online
+ * while the chat runs); over a pipe it reads one line per message or command and writes
  * each new message as one line, for scripts. Commands: `/red`, `/black`, `/users`, `/help`, `/quit` (also
  * Ctrl-C and Ctrl-D), which unregisters before it exits. Who comes online,
  * goes offline or leaves is told as it happens.
@@ -411,14 +412,15 @@ export async function chat(
     }
   };
 
-  // Messages arrive on the event stream as they are stored; the stream
-  // reconnects by itself with Last-Event-ID, so nothing retained is missed.
+  // Messages arrive on the event stream as they are stored; the library
+  // follows it over a WebSocket and reconnects by itself after the last id
+  // seen, so nothing retained is missed.
   const newest: Message[] = [];
   const following = new AbortController();
   let streamLost = false;
   const follow = (async () => {
-    // The stream is opened as this chat's user: a 401 says the service
-    // forgot it, and once joined again it follows as the new one.
+    // The stream is opened as this chat's user: a 401 (the socket closed
+    // with 1008) says the service forgot it, and once joined again it follows as the new one.
     for (let joins = 0; joins < 100; joins++) {
       try {
         for await (

@@ -431,22 +431,26 @@ Deno.test({
   },
 });
 
-Deno.test("chat follows the event stream: no polling, and identical messages are each shown", async () => {
+Deno.test("chat follows over a WebSocket as its user: online while it runs, live messages, no polling, identical messages each shown", async () => {
   const server = await startServer([]);
   try {
     const bob = new MessagingClient(server.url);
     await bob.register("bob");
     const chat = startChat([`--url=${server.url}`, "--name=carol"]);
     await chat.waitFor("Joined as carol.");
+    await onlineAre(bob, ["carol"]);
     await bob.post("same");
     await bob.post("same");
     await chat.waitFor("bob: same\nbob: same\n");
     await new Promise((r) => setTimeout(r, 1500));
     const log = server.stderr();
-    assert.match(log, /GET \/events 200/);
+    // 101: the stream was upgraded to a WebSocket, and it was the only one.
+    assert.match(log, /GET \/events 101/);
+    assert.doesNotMatch(log, /GET \/events 200/);
     assert.doesNotMatch(log, /GET \/ 200/, "the chat never polls GET /");
     await chat.type("/quit");
     assert.equal((await chat.status()).code, 0);
+    await onlineAre(bob, []);
   } finally {
     await server.stop();
   }
