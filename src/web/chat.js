@@ -190,6 +190,11 @@ async function loadOnline() {
   if (!token) return;
   presenceWhileLoading = [];
   const res = await call("/users/online", { headers: authHeaders() });
+  // The body too is read before the list is replaced: a presence event
+  // that came while it was read is applied again on top of it.
+  const names = typeof res !== "string" && res.ok
+    ? (await res.json()).online.map(String)
+    : null;
   const since = presenceWhileLoading;
   presenceWhileLoading = null;
   if (typeof res === "string") return;
@@ -197,8 +202,8 @@ async function loadOnline() {
     signOut("You are no longer signed in; join again.");
     return;
   }
-  if (!res.ok) return;
-  showOnline((await res.json()).online.map(String));
+  if (names === null) return;
+  showOnline(names);
   for (const change of since) applyPresence(change);
 }
 
@@ -248,24 +253,43 @@ function showMessage(/** @type {any} */ message) {
 let lastMessageId = "";
 
 /**
- * Follows an event stream. `EventSource` reconnects by itself (resuming
- * with Last-Event-ID); when the server refuses it outright, a new one is
- * opened after a pause, and `onFresh` is told its catch-up starts over.
+ * Where to follow `path` with `scheme` (`http:` for event streams, `ws:`
+ * for sockets): `/events` resumes after the newest message shown, so a
+ * stream opened anew (on joining, leaving, falling back) repeats nothing.
  * @param {string} path
- * @param {Record<string, (data: string) => void>} handlers
- * @param {() => void} onFresh
+ * @param {"http:" | "ws:"} scheme
+ */
+function streamUrl(path, scheme) {
+  const url = new URL(path, location.href);
+  if (scheme === "ws:") {
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  }
+  if (path === "/events" && lastMessageId) {
+    url.searchParams.set("lastEventId", lastMessageId);
+  }
+  return url;
+}
+
+/**
+ * What each event of a stream does, by event name, given its data parsed.
+ * @typedef {Record<string, (data: any) => void>} Handlers
+ */
+
+/**
+ * Follows an event stream with `EventSource`, anonymously: it reconnects
+ * by itself (resuming with Last-Event-ID); when the server refuses it
+ * outright, a new one is opened after a pause.
+ * @param {string} path
+ * @param {Handlers} handlers
  * @returns {() => void} stops following
  */
-function follow(path, handlers, onFresh) {
+function follow(path, handlers) {
   let stopped = false;
   /** @type {EventSource} */
   let source;
   const open = () => {
-    source = new EventSource(path);
-    let opened = false;
+    source = new EventSource(streamUrl(path, "http:"));
     source.onopen = () => {
-      if (!opened) onFresh();
-      opened = true;
       liveStreams.set(path, true);
       showStatus();
     };
@@ -279,7 +303,7 @@ function follow(path, handlers, onFresh) {
     for (const [name, handle] of Object.entries(handlers)) {
       source.addEventListener(name, (event) => {
         if (event.lastEventId) lastMessageId = event.lastEventId;
-        handle(event.data);
+        handle(JSON.parse(event.data));
       });
     }
   };
@@ -291,13 +315,13 @@ function follow(path, handlers, onFresh) {
 }
 
 /**
- * Follows an event stream as the signed-in user, so that they show as
- * online while the page is open: `EventSource` cannot send the token, so
- * the stream is read with `fetch`. It resumes after the newest message
+ * Follows an event stream as the signed-in user where no WebSocket opens,
+ * so that they show as online while the page is open: `EventSource`
+ * cannot send the token, so the stream is read with `fetch`. It resumes after the newest message
  * shown, and reconnects after a second when the connection drops; a 401
  * (the user is gone) signs out.
  * @param {string} path
- * @param {Record<string, (data: string) => void>} handlers
+ * @param {Handlers} handlers
  * @param {() => void} onOpen told each time the stream is open
  * @returns {() => void} stops following
  */
@@ -318,7 +342,7 @@ function followAsUser(path, handlers, onOpen) {
       else if (field === "data") data.push(value);
       else if (field === "id") lastMessageId = value;
     }
-    if (data.length > 0) handlers[name]?.(data.join("\n"));
+    if (data.length > 0) handlers[name]?.(JSON.parse(data.join("\n")));
   };
   const connect = async () => {
     try {
@@ -355,6 +379,76 @@ function followAsUser(path, handlers, onOpen) {
   };
   connect();
   return () => stop.abort();
+}
+
+/** Close codes that waiting cannot fix: the token no longer holds (1008), a frame refused (1003). */
+const BAD_TOKEN = 1008;
+const BAD_FRAME = 1003;
+
+/**
+ * Follows an event stream over a WebSocket, as the signed-in user when
+ * `credential` is given (the token frame, so they show as online while
+ * the page is open). It resumes after the newest message shown and
+ * reconnects after a pause that doubles while sockets fail to open; a
+ * token no longer valid signs out. Where no socket ever opens (no
+ * WebSocket in this browser, or a proxy that does not pass upgrades),
+ * `fallback` follows instead.
+ * @param {string} path
+ * @param {Handlers} handlers
+ * @param {string | null} credential
+ * @param {() => void} onOpen told each time a socket opens
+ * @param {() => () => void} fallback follows another way; returns its stop
+ * @returns {() => void} stops following
+ */
+function followSocket(path, handlers, credential, onOpen, fallback) {
+  if (typeof WebSocket !== "function") return fallback();
+  /** @type {(() => void) | null} */
+  let stopFallback = null;
+  let stopped = false;
+  let everOpened = false;
+  let failures = 0;
+  /** @type {WebSocket} */
+  let socket;
+  const open = () => {
+    socket = new WebSocket(streamUrl(path, "ws:"));
+    let opened = false;
+    socket.onopen = () => {
+      opened = everOpened = true;
+      failures = 0;
+      if (credential) socket.send(JSON.stringify({ token: credential }));
+      liveStreams.set(path, true);
+      showStatus();
+      onOpen();
+    };
+    socket.onmessage = (event) => {
+      const frame = JSON.parse(String(event.data));
+      if (typeof frame?.id === "number") lastMessageId = String(frame.id);
+      handlers[String(frame?.event)]?.(frame?.data);
+    };
+    socket.onclose = (event) => {
+      if (stopped) return;
+      liveStreams.set(path, false);
+      showStatus();
+      if (!everOpened) {
+        stopFallback = fallback();
+        return;
+      }
+      if (event.code === BAD_TOKEN) {
+        signOut("You are no longer signed in; join again.");
+        return;
+      }
+      if (event.code === BAD_FRAME) return;
+      failures = opened ? 0 : failures + 1;
+      const pause = 1000 * 2 ** Math.min(failures, 5);
+      setTimeout(() => stopped || open(), pause);
+    };
+  };
+  open();
+  return () => {
+    stopped = true;
+    socket.close();
+    stopFallback?.();
+  };
 }
 
 /**
@@ -450,14 +544,14 @@ ui.quoteForm.addEventListener("submit", async (event) => {
   else ui.quoteText.value = "";
 });
 
-/** @type {Record<string, (data: string) => void>} */
+/** @type {Handlers} */
 const messageHandlers = {
-  message: (data) => showMessage(JSON.parse(data)),
+  message: showMessage,
   gap: (data) => {
-    const missed = Number(JSON.parse(data).missed);
+    const missed = Number(data?.missed);
     notice(`${missed} message${missed === 1 ? "" : "s"} missed while away`);
   },
-  presence: (data) => onPresence(JSON.parse(data)),
+  presence: onPresence,
 };
 
 /** @type {(() => void) | null} */
@@ -469,21 +563,33 @@ let stopMessages = null;
  */
 function followMessages() {
   stopMessages?.();
-  stopMessages = token
-    ? followAsUser("/events", messageHandlers, refreshOnline)
-    : follow(
-      "/events",
-      messageHandlers,
-      () => ui.messages.replaceChildren(),
-    );
+  const credential = token;
+  stopMessages = followSocket(
+    "/events",
+    messageHandlers,
+    credential,
+    credential ? refreshOnline : () => {},
+    () =>
+      credential
+        ? followAsUser("/events", messageHandlers, refreshOnline)
+        : follow("/events", messageHandlers),
+  );
 }
 
 if (!ui.quotePanel.hidden) {
-  follow("/quote/events", {
+  /** @type {Handlers} */
+  const quoteHandlers = {
     quote: (data) => {
-      ui.quote.textContent = String(JSON.parse(data));
+      ui.quote.textContent = String(data);
     },
-  }, () => {});
+  };
+  followSocket(
+    "/quote/events",
+    quoteHandlers,
+    null,
+    () => {},
+    () => follow("/quote/events", quoteHandlers),
+  );
 }
 
 // A reload rejoins as the same user while the token still authenticates.

@@ -31,8 +31,15 @@ async function openChat(
   browser: Browser,
   server: RunningServer,
   colorScheme: "light" | "dark" = "light",
+  withoutWebSocket = false,
 ): Promise<Tab> {
   const context = await browser.newContext({ colorScheme });
+  if (withoutWebSocket) {
+    // As in a browser without WebSocket: the page must do without.
+    await context.addInitScript(() =>
+      delete (globalThis as { WebSocket?: unknown }).WebSocket
+    );
+  }
   const page = await context.newPage();
   page.setDefaultTimeout(5000);
   const watch = watchPage(page, [new URL(server.url).origin]);
@@ -434,5 +441,120 @@ browserTest(
       "",
       "the old error is gone",
     );
+  },
+);
+
+/** The paths of the streams `page` follows, by transport, from now on. */
+function streamsOf(page: Page) {
+  const sockets: string[] = [];
+  const eventStreams: string[] = [];
+  page.on(
+    "websocket",
+    (socket) => sockets.push(new URL(socket.url()).pathname),
+  );
+  page.on("request", (request) => {
+    const path = new URL(request.url()).pathname;
+    if (path.endsWith("/events")) eventStreams.push(path);
+  });
+  return { sockets, eventStreams };
+}
+
+/** Waits, at most 5 s, until `GET /users/online` lists exactly `names`. */
+async function onlineAre(
+  server: RunningServer,
+  token: string,
+  names: string[],
+) {
+  let online: unknown;
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`${server.url}users/online`, {
+      headers: { "x-messaging-token": utf8Header(token) },
+    });
+    online = (await res.json()).online;
+    if (JSON.stringify(online) === JSON.stringify(names)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.deepEqual(online, names);
+}
+
+browserTest(
+  "the page follows both streams over WebSockets, the signed-in user online through the token frame, and resumes without loss",
+  [],
+  async (browser, server) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(5000);
+    const streams = streamsOf(page);
+    const watch = watchPage(page, [new URL(server.url).origin]);
+    await page.goto(`${server.url}chat`);
+    await page.getByText("Live").waitFor();
+    const tab = { page, watch };
+    await join(tab, "Ann");
+    const other = await fetch(`${server.url}users`, {
+      method: "POST",
+      body: "Bob",
+    });
+    const { token } = await other.json();
+    await onlineAre(server, token, ["Ann"]);
+    await page.locator("#users li", { hasText: "Ann" }).waitFor();
+
+    const post = async (text: string) => {
+      const res = await fetch(server.url, {
+        method: "POST",
+        headers: { "x-messaging-token": token },
+        body: JSON.stringify({ text }),
+      });
+      await res.body?.cancel();
+    };
+    await post("one");
+    await messageIn(tab, "one").waitFor({ timeout: LIVE_MS });
+    // Leaving opens the stream anew, anonymously: it resumes after "one",
+    // so nothing is shown twice and what came meanwhile is shown.
+    await page.getByRole("button", { name: "Leave" }).click();
+    await page.getByRole("textbox", { name: "Name" }).waitFor();
+    await post("two");
+    await messageIn(tab, "two").waitFor({ timeout: LIVE_MS });
+    assert.equal(await messageIn(tab, "one").count(), 1);
+    await onlineAre(server, token, []);
+
+    assert.deepEqual(streams.eventStreams, [], "no event stream was opened");
+    assert.ok(streams.sockets.includes("/events"), String(streams.sockets));
+    assert.ok(
+      streams.sockets.includes("/quote/events"),
+      String(streams.sockets),
+    );
+    assert.deepEqual(watch.errors, []);
+    assert.deepEqual(watch.foreignRequests, []);
+  },
+);
+
+browserTest(
+  "without WebSocket the page follows with EventSource and fetch: live messages, the quote, and its user online",
+  [],
+  async (browser, server) => {
+    const ann = await openChat(browser, server, "light", true);
+    const bob = await openChat(browser, server, "light", true);
+    const streams = streamsOf(bob.page);
+    await join(ann, "Ann");
+    await join(bob, "Bob");
+    const token = await bob.page.evaluate(() =>
+      sessionStorage.getItem("lms-token")
+    );
+    await onlineAre(server, token!, ["Ann", "Bob"]);
+    await ann.page.locator("#users li", { hasText: "Bob" }).waitFor();
+    await send(bob, "over EventSource");
+    await messageIn(ann, "over EventSource").waitFor({ timeout: LIVE_MS });
+    await bob.page.getByRole("textbox", { name: "Quote" }).fill("Be brief.");
+    await bob.page.getByRole("button", { name: "Set quote" }).click();
+    await ann.page.locator("#quote", { hasText: "Be brief." }).waitFor({
+      timeout: LIVE_MS,
+    });
+    assert.equal(await ann.page.locator("#status").textContent(), "Live");
+    assert.deepEqual(streams.sockets, []);
+    assert.ok(streams.eventStreams.includes("/events"));
+    for (const tab of [ann, bob]) {
+      assert.deepEqual(tab.watch.errors, []);
+      assert.deepEqual(tab.watch.foreignRequests, []);
+    }
   },
 );
