@@ -2,7 +2,8 @@
  * `deno task screenshots`: the chat page's pictures in `docs/`, taken in
  * real Chromium against the real program mid-conversation: desktop light,
  * phone-width dark, two people side by side, and who is online after one
- * more joined and another came and went.
+ * more joined and another came and went; then the terminal chat, run in
+ * tmux beside them, listing who is online (its screen rendered by Chromium).
  * @module
  */
 
@@ -45,6 +46,72 @@ async function say(page: Page, text: string, red = false): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).fill(text);
   await page.keyboard.press("Enter");
   await page.getByRole("log").getByText(text, { exact: true }).waitFor();
+}
+
+const ESC = "\x1b";
+
+/**
+ * A terminal screen as `tmux capture-pane -p -e` gives it, as HTML: text
+ * escaped, red (SGR 31) in red until reset; the chat uses no other style.
+ */
+function screenHtml(screen: string): string {
+  let red = false;
+  let html = "";
+  // deno-lint-ignore no-control-regex -- the escape sequences are what it reads
+  for (const part of screen.split(/(\x1b\[[0-9;]*m)/)) {
+    if (part.startsWith(`${ESC}[`)) {
+      const codes = part.slice(2, -1).split(";");
+      if (codes.includes("31")) red = true;
+      else if (codes.some((c) => c === "" || c === "0" || c === "39")) {
+        red = false;
+      }
+      continue;
+    }
+    const text = part.replaceAll("&", "&amp;").replaceAll("<", "&lt;");
+    html += red ? `<span style="color:#e05555">${text}</span>` : text;
+  }
+  return html;
+}
+
+/** The terminal chat as `name`, in a 96×14 tmux window, once it shows `/users`' answer. */
+async function terminalScreen(url: string, name: string): Promise<string> {
+  const socket = `lms-shots-${crypto.randomUUID().slice(0, 8)}`;
+  const tmux = (...args: string[]) =>
+    new Deno.Command("tmux", { args: ["-L", socket, ...args] }).output();
+  const chat = new URL("../chat.ts", import.meta.url).pathname;
+  await tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "chat",
+    "-x",
+    "96",
+    "-y",
+    "14",
+    `${Deno.execPath()} run --allow-net ${chat} --url=${url} --name=${name}`,
+  );
+  try {
+    const screen = async () =>
+      new TextDecoder().decode(
+        (await tmux("capture-pane", "-p", "-e", "-t", "chat")).stdout,
+      );
+    let shown = "";
+    for (let i = 0; i < 100 && !shown.includes("Joined as"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      shown = await screen();
+    }
+    await tmux("send-keys", "-t", "chat", "/users", "Enter");
+    for (let i = 0; i < 100 && !shown.includes("Online:"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      shown = await screen();
+    }
+    if (!shown.includes("Online:")) throw new Error(`no /users:\n${shown}`);
+    return shown;
+  } finally {
+    await tmux("send-keys", "-t", "chat", "/quit", "Enter");
+    await new Promise((r) => setTimeout(r, 500));
+    await tmux("kill-server");
+  }
 }
 
 const server = await startServer(["--quiet"]);
@@ -117,8 +184,22 @@ try {
     new URL("chat-online.png", DOCS),
     await ann.screenshot(),
   );
+  await say(bob, "Dave is on the terminal today.");
+  const screen = await terminalScreen(server.url, "Dave");
+  const terminal = await browser.newPage({
+    viewport: { width: 900, height: 300 },
+  });
+  await terminal.setContent(
+    `<body style="margin:0;background:#1e1e1e"><pre style="margin:0;padding:12px;color:#ddd;font:15px/1.35 'DejaVu Sans Mono',monospace;width:max-content">${
+      screenHtml(screen)
+    }</pre></body>`,
+  );
+  await Deno.writeFile(
+    new URL("chat-terminal-online.png", DOCS),
+    await terminal.locator("pre").screenshot(),
+  );
   console.log(
-    "wrote docs/chat-desktop-light.png, chat-phone-dark.png, chat-two-tabs.png, chat-online.png",
+    "wrote docs/chat-desktop-light.png, chat-phone-dark.png, chat-two-tabs.png, chat-online.png, chat-terminal-online.png",
   );
 } finally {
   await browser.close();
