@@ -20,6 +20,7 @@ for (
     "memory.ts",
     "staleness.ts",
     "streams.ts",
+    "stalled_streams.ts",
     "soak.ts",
     "cold_start.ts",
   ]
