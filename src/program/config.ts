@@ -126,6 +126,13 @@ export const OPTIONS = {
     help: "event streams one client may keep open; past it 429",
     ...whole(SERVICE_LIMITS.maxStreamsPerClient),
   }),
+  maxStreamBufferBytes: valueOption({
+    flag: "max-stream-buffer-bytes",
+    variable: { name: "LMS_MAX_STREAM_BUFFER_BYTES", serve: true },
+    help:
+      "bytes that may wait for all event-stream readers together; past it the readers furthest behind are ended first",
+    ...whole(SERVICE_LIMITS.maxStreamBufferBytes),
+  }),
   rateLimit: valueOption({
     flag: "rate-limit",
     variable: { name: "LMS_RATE_LIMIT", serve: true },

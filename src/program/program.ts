@@ -69,6 +69,7 @@ export async function setUpProgram(
     heartbeatMs: config.heartbeatMs,
     maxStreams: config.maxStreams,
     maxStreamsPerClient: config.maxStreamsPerClient,
+    maxStreamBufferBytes: config.maxStreamBufferBytes,
     rateLimit: config.rateLimit,
     clientOf,
     corsOrigins: config.corsOrigins,

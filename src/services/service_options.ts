@@ -25,6 +25,7 @@ export const SERVICE_LIMITS = {
   heartbeatMs: HEARTBEAT_MS,
   maxStreams: { default: 10_000, min: 1, max: 1_000_000 },
   maxStreamsPerClient: { default: 20, min: 1, max: 1_000_000 },
+  maxStreamBufferBytes: { default: 64 * 1024 * 1024, min: 1, max: 2 ** 40 },
 } as const satisfies Record<string, WholeLimit>;
 
 /**
@@ -57,6 +58,12 @@ export interface ServiceOptions {
   maxStreams?: number;
   /** How many event streams one client may have open at once; past it `GET /events` is 429. 1 to 1,000,000; default 20. */
   maxStreamsPerClient?: number;
+  /**
+   * How many bytes may wait for all event-stream readers together; past it
+   * the readers furthest behind are ended first (each may reconnect and
+   * catch up). 1 to 2^40; default 67,108,864 (64 MiB).
+   */
+  maxStreamBufferBytes?: number;
   /**
    * Aborted when the server begins to stop: event streams end at once, so
    * shutdown need not wait for their readers, and `createHandler` answers
@@ -105,6 +112,7 @@ export function streamHubOf(options: ServiceOptions): StreamHub {
     heartbeatMs: limitOf(options, "heartbeatMs"),
     maxStreams: limitOf(options, "maxStreams"),
     maxStreamsPerClient: limitOf(options, "maxStreamsPerClient"),
+    maxTotalQueuedBytes: limitOf(options, "maxStreamBufferBytes"),
     signal: options.stopSignal,
   });
 }

@@ -21,6 +21,7 @@ import {
 } from "./event_stream_format.ts";
 import type { EventStream, StreamHub, StreamRefusal } from "./stream_hub.ts";
 import type { ClientAddressOf } from "../http/client_address.ts";
+import { MessageChunks } from "./message_chunks.ts";
 import { SseTransport } from "./sse_transport.ts";
 import type { Transport, TransportFactory } from "./transport.ts";
 import { WebSocketTransport } from "./websocket_transport.ts";
@@ -161,7 +162,7 @@ async function openEventStream(
   const { stream, epoch } = openOn(
     route,
     client,
-    (gone) => new SseTransport(gone),
+    (gone, share) => new SseTransport(gone, share),
   );
   if (!(await catchUpThenLive(route, req, stream, epoch))) {
     throw NOT_FOLLOWING;
@@ -244,7 +245,7 @@ function openWebSocket(
   reader: string | undefined,
 ): Response {
   let response: Response | undefined;
-  const { stream, epoch } = openOn(route, client, (gone) => {
+  const { stream, epoch } = openOn(route, client, (gone, share) => {
     // Deno closes the request as it upgrades, and a header read after
     // that (by the request log, the metrics) throws; headers read once
     // before stay readable.
@@ -266,7 +267,7 @@ function openWebSocket(
       }]);
     }
     response = upgrade.response;
-    return new WebSocketTransport(upgrade.socket, gone);
+    return new WebSocketTransport(upgrade.socket, gone, share);
   });
   readClientFrames(route, stream, reader !== undefined);
   catchUpThenLive(route, req, stream, epoch).then((live) => {
@@ -360,13 +361,14 @@ export function messageEventsRoute(
   hub: StreamHub,
   options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
+  const messages = new MessageChunks();
   hub.feed("messages", () =>
     store.subscribe((event) => {
       if (event.kind === "message") {
         deliverAll(
           hub,
           "messages",
-          () => new StreamEvent("message", event.json, event.id),
+          () => messages.event(event.id, event.json),
         );
       } else if (event.kind === "presence" || event.kind === "unregistered") {
         // No id: presence is no message, and a catch-up does not replay it.
@@ -401,7 +403,7 @@ export function messageEventsRoute(
         );
       }
       for (const { id, json } of recent.messages) {
-        stream.write(new StreamEvent("message", json, id));
+        stream.write(messages.event(id, json));
       }
       // Everything up to the newest id is accounted for: sent, or older
       // than what a reader without an id gets.

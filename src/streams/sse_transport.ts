@@ -5,6 +5,7 @@
  */
 
 import { HEARTBEAT, RETRY, type StreamEvent } from "./event_stream_format.ts";
+import type { BudgetShare } from "./stream_budget.ts";
 import type { EndReason, Transport } from "./transport.ts";
 
 /**
@@ -19,34 +20,68 @@ export class StreamEnded extends Error {
   }
 }
 
-/** One reader's event stream: the body of its `Response`. */
+/**
+ * The most handed to Deno at once. Deno copies what it pulls into a write
+ * buffer per connection that keeps its size once grown, so big pieces make
+ * every connection that once carried them costlier for as long as it stays
+ * open (bench/results/profiles/stream_memory.md).
+ */
+const PIECE_BYTES = 16 * 1024;
+
+/** What a taken slot of the queue holds, so its chunk can be collected. */
+const EMPTY = new Uint8Array(0);
+
+/**
+ * One reader's event stream: the body of its `Response`. A chunk is handed
+ * to Deno only when Deno pulls, so what Deno has not taken waits here,
+ * where it is counted (a stream's own queue Deno would empty into its
+ * buffers at once), and as the very chunk every other reader holds.
+ */
 export class SseTransport implements Transport {
   /** The body of the `Response`. */
   readonly body: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #share: BudgetShare;
+  /** Chunks Deno has not taken, from `#first` on; shared with other readers. */
+  #queue: Uint8Array[] = [];
+  #first = 0;
+  /** How much of the first queued chunk Deno has taken. */
+  #offset = 0;
+  #queuedBytes = 0;
+  /** Deno asked for a piece when none was queued: the next is handed at once. */
+  #wanted = false;
 
-  /** A stream that tells `gone` when its reader cancels it. */
-  constructor(gone: () => void) {
+  /** A stream that tells `gone` when its reader cancels it, and holds its chunks in `share`. */
+  constructor(gone: () => void, share: BudgetShare) {
+    this.#share = share;
     this.body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         this.#controller = controller;
-        controller.enqueue(RETRY);
       },
-      cancel: gone,
-      // desiredSize then goes down by the bytes waiting for the reader.
-    }, new ByteLengthQueuingStrategy({ highWaterMark: 0 }));
+      pull: () => {
+        this.#wanted = true;
+        this.#pull();
+      },
+      cancel: () => {
+        this.#clear();
+        gone();
+      },
+    }, { highWaterMark: 0 });
+    // Not held in the budget: one constant of the module, however many wait for it.
+    this.#queue.push(RETRY);
+    this.#queuedBytes = RETRY.byteLength;
   }
 
   send(event: StreamEvent): void {
-    this.#controller.enqueue(event.sse);
+    this.#push(event.sse);
   }
 
   get queuedBytes(): number {
-    return -(this.#controller.desiredSize ?? 0);
+    return this.#queuedBytes;
   }
 
   heartbeat(): void {
-    this.#controller.enqueue(HEARTBEAT);
+    this.#push(HEARTBEAT);
   }
 
   /**
@@ -58,11 +93,45 @@ export class SseTransport implements Transport {
   close(reason: EndReason): void {
     const abort = reason !== "reconnect" && reason !== "stopping";
     try {
-      if (abort || this.queuedBytes > 0) {
+      if (abort || this.#queuedBytes > 0) {
         this.#controller.error(new StreamEnded("the stream was ended"));
       } else this.#controller.close();
     } catch {
       // Already closed by its reader.
     }
+    this.#clear();
+  }
+
+  #push(chunk: Uint8Array): void {
+    this.#queue.push(chunk);
+    this.#queuedBytes += chunk.byteLength;
+    this.#share.hold(chunk, chunk.byteLength);
+    if (this.#wanted) this.#pull();
+  }
+
+  #pull(): void {
+    const chunk = this.#queue[this.#first];
+    // Nothing queued (or the stream ended meanwhile): the next push hands it.
+    if (chunk === undefined) return;
+    this.#wanted = false;
+    const piece = chunk.subarray(this.#offset, this.#offset + PIECE_BYTES);
+    this.#offset += piece.byteLength;
+    this.#queuedBytes -= piece.byteLength;
+    if (this.#offset === chunk.byteLength) {
+      // Taken from the front without shifting the whole array each time.
+      this.#queue[this.#first++] = EMPTY;
+      this.#offset = 0;
+      if (this.#first === this.#queue.length) {
+        this.#queue = [];
+        this.#first = 0;
+      }
+      this.#share.drop(chunk);
+    }
+    this.#controller.enqueue(piece);
+  }
+
+  #clear(): void {
+    this.#queue = [];
+    this.#first = this.#offset = this.#queuedBytes = 0;
   }
 }

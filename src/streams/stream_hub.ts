@@ -3,7 +3,7 @@
  * stream or a WebSocket, see {@linkcode Transport}): the hub decides what
  * each reader gets, in id order and once. It bounds how many are open
  * (every transport counted together) and how many bytes may wait for one
- * slow reader, sends heartbeats on quiet streams, releases a stream the
+ * slow reader and for all of them together, sends heartbeats on quiet streams, releases a stream the
  * moment its reader leaves, and ends them all when the server stops.
  * @module
  */
@@ -11,6 +11,7 @@
 import type { StreamEvent } from "./event_stream_format.ts";
 import type { EndReason, Transport, TransportFactory } from "./transport.ts";
 import { UNKNOWN_CLIENT } from "../http/client_address.ts";
+import { type BudgetShare, StreamBudget } from "./stream_budget.ts";
 
 /** Limits of a {@linkcode StreamHub}. */
 export interface StreamHubOptions {
@@ -22,6 +23,12 @@ export interface StreamHubOptions {
   heartbeatMs: number;
   /** Past this many bytes waiting for one reader, its stream is ended. Default 1 MiB. */
   maxQueuedBytes?: number;
+  /**
+   * Past this many bytes waiting for all readers together (a chunk many
+   * hold counted once), the readers furthest behind are ended first.
+   * Default 64 MiB.
+   */
+  maxTotalQueuedBytes?: number;
   /** Aborted when the server begins to stop: every stream ends at once. */
   signal?: AbortSignal;
 }
@@ -35,6 +42,7 @@ export class EventStream<T extends Transport = Transport> {
   /** Who reads it, as the hub counts clients. */
   readonly client: string;
   #hub: StreamHub;
+  #share: BudgetShare;
   #lastWrite = performance.now();
   #open = true;
   /** Events that arrived while the stream was catching up, delivered after it. */
@@ -46,7 +54,16 @@ export class EventStream<T extends Transport = Transport> {
   constructor(hub: StreamHub, client: string, transport: TransportFactory<T>) {
     this.#hub = hub;
     this.client = client;
-    this.transport = transport(() => this.#release());
+    this.#share = hub.budget.share(
+      () => this.transport.queuedBytes,
+      () => this.end("overflow"),
+    );
+    try {
+      this.transport = transport(() => this.#release(), this.#share);
+    } catch (error) {
+      this.#share.close();
+      throw error;
+    }
   }
 
   /** Has `listener` told once, when the stream ends or its reader leaves (one listener; a second replaces it). */
@@ -68,9 +85,11 @@ export class EventStream<T extends Transport = Transport> {
 
   #wrote(): void {
     this.#lastWrite = performance.now();
+    // Holding its chunks may have cut this stream past the total already.
+    if (!this.#open) return;
     if (this.transport.queuedBytes > this.#hub.maxQueuedBytes) {
       this.end("overflow");
-    }
+    } else this.#share.measure();
   }
 
   /** Delivers a message event (once, in id order), or holds it while catching up. */
@@ -90,8 +109,12 @@ export class EventStream<T extends Transport = Transport> {
     for (const event of held) this.deliver(event);
   }
 
-  /** Sends a heartbeat when nothing was written for `quietMs`. */
+  /**
+   * Sends a heartbeat when nothing was written for `quietMs`; either way
+   * reads again what waits, which a WebSocket drains unseen.
+   */
   heartbeat(now: number, quietMs: number): void {
+    this.#share.measure();
     if (!this.#open || now - this.#lastWrite < quietMs) return;
     this.transport.heartbeat();
     this.#wrote();
@@ -107,6 +130,7 @@ export class EventStream<T extends Transport = Transport> {
   #release(): void {
     if (!this.#open) return;
     this.#open = false;
+    this.#share.close();
     this.#hub.release(this);
     this.#onEnd?.();
   }
@@ -128,6 +152,8 @@ export type StreamRefusal = "full" | "client-full";
 export class StreamHub {
   /** Past this many bytes waiting for one reader, its stream is ended. */
   readonly maxQueuedBytes: number;
+  /** The bytes waiting for all readers, against one bound. */
+  readonly budget: StreamBudget;
   readonly #maxStreams: number;
   readonly #maxPerClient: number;
   /** Open streams by client; a client with none has no entry. */
@@ -146,6 +172,9 @@ export class StreamHub {
     this.#maxPerClient = options.maxStreamsPerClient ?? options.maxStreams;
     this.heartbeatMs = options.heartbeatMs;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
+    this.budget = new StreamBudget(
+      options.maxTotalQueuedBytes ?? 64 * 1024 * 1024,
+    );
     options.signal?.addEventListener("abort", () => this.stop(), {
       once: true,
     });

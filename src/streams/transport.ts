@@ -6,6 +6,7 @@
  */
 
 import type { StreamEvent } from "./event_stream_format.ts";
+import type { BudgetShare } from "./stream_budget.ts";
 
 /**
  * Why a stream ends, which a WebSocket tells its reader as a close code:
@@ -42,6 +43,11 @@ export interface Transport {
 
 /**
  * Builds a transport; `gone` is to be called once when the reader leaves by
- * itself (closes the connection), so the hub releases the stream.
+ * itself (closes the connection), so the hub releases the stream. Chunks
+ * the transport keeps that other readers may keep too (the same encoded
+ * event) it holds in `share`, so that the hub's total counts them once.
  */
-export type TransportFactory<T extends Transport> = (gone: () => void) => T;
+export type TransportFactory<T extends Transport> = (
+  gone: () => void,
+  share: BudgetShare,
+) => T;

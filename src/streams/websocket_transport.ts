@@ -6,6 +6,7 @@
  */
 
 import type { StreamEvent } from "./event_stream_format.ts";
+import type { BudgetShare } from "./stream_budget.ts";
 import type { EndReason, Transport } from "./transport.ts";
 
 /** The close code for each way a socket is ended by the server. */
@@ -27,7 +28,9 @@ export const CLOSE_CODES = {
 /**
  * A socket of the hub. Frames written before the upgrade completes (the
  * catch-up runs while the handshake is under way) wait here, counted as
- * queued, and go out in order once the socket opens.
+ * queued and held as the very frames other readers hold, and go out in
+ * order once the socket opens. From then on Deno holds a copy of each frame
+ * per socket, which `bufferedAmount` counts (the reader's own bytes).
  */
 export class WebSocketTransport implements Transport {
   readonly socket: WebSocket;
@@ -37,9 +40,15 @@ export class WebSocketTransport implements Transport {
   /** Set when the stream ended before the socket opened. */
   #closeCode: number | undefined;
 
-  /** Carries events on `socket`; `gone` is told when the socket closes or its upgrade fails. */
-  constructor(socket: WebSocket, gone: () => void) {
+  #share: BudgetShare;
+
+  /**
+   * Carries events on `socket`, holding its pending frames in `share`;
+   * `gone` is told when the socket closes or its upgrade fails.
+   */
+  constructor(socket: WebSocket, gone: () => void, share: BudgetShare) {
     this.socket = socket;
+    this.#share = share;
     socket.addEventListener("open", () => {
       // Deno opens a socket whose close() came during the handshake as if
       // none had: it is closed now, with the code it was ended with.
@@ -47,7 +56,11 @@ export class WebSocketTransport implements Transport {
       const pending = this.#pending ?? [];
       this.#pending = undefined;
       this.#pendingLength = 0;
-      for (const frame of pending) socket.send(frame);
+      for (const frame of pending) {
+        socket.send(frame);
+        share.drop(frame);
+      }
+      share.measure();
     }, { once: true });
     socket.addEventListener("close", gone, { once: true });
     socket.addEventListener("error", gone, { once: true });
@@ -61,6 +74,7 @@ export class WebSocketTransport implements Transport {
       // UTF-16 units: the bytes before the handshake are only roughly
       // counted; Deno counts them once they are on the socket.
       this.#pendingLength += frame.length;
+      this.#share.hold(frame, frame.length);
     }
   }
 

@@ -552,3 +552,67 @@ storeTest(
     await bad.events.close();
   },
 );
+
+Deno.test("maxStreamBufferBytes: a reader that never reads is ended once all waiting passes it, and a reader that reads gets every message", async () => {
+  const handler = app(new MemoryStore(), { maxStreamBufferBytes: 2_000 });
+  const token = await registered(handler);
+  const stalled = await handler(new Request("http://service.test/events"));
+  const { events } = await open(handler, "/events");
+  await events.next();
+  for (let i = 0; i < 10; i++) {
+    await post(handler, token, `${i}`.repeat(300));
+    assert.equal(texts([await events.event()])[0], `${i}`.repeat(300));
+  }
+  // The stream was ended rather than left holding the ten messages.
+  const reader = stalled.body!.getReader();
+  await assert.rejects(async () => {
+    for (let i = 0; i < 100; i++) if ((await reader.read()).done) return;
+  });
+  await events.close();
+});
+
+Deno.test("a thousand readers opening at once on 300 KB of the same catch-up are all served under the default total bound", async () => {
+  const handler = app(new MemoryStore(), {
+    maxBodyBytes: 70_000,
+    maxStreams: 2_000,
+  });
+  const token = await registered(handler);
+  const text = (i: number) => `${i}`.repeat(60_000);
+  for (let i = 1; i <= 5; i++) await post(handler, token, text(i));
+  // All open before any reads: each holds the whole catch-up.
+  const opened = await Promise.all(
+    Array.from({ length: 1_000 }, () => open(handler, "/events")),
+  );
+  for (const { events } of opened) {
+    assert.deepEqual(ids(await events.events(5)), [1, 2, 3, 4, 5]);
+  }
+  await post(handler, token, "live");
+  for (const { events } of opened) {
+    assert.deepEqual(texts([await events.event()]), ["live"]);
+    await events.close();
+  }
+});
+
+Deno.test("past maxStreamBufferBytes the stalled reader furthest behind is ended first; what it alone held frees the rest", async () => {
+  // Nine messages of ~1.1 KB pass 9,000 bytes; eight do not.
+  const handler = app(new MemoryStore(), { maxStreamBufferBytes: 9_000 });
+  const token = await registered(handler);
+  for (let i = 1; i <= 10; i++) await post(handler, token, "x".repeat(1_000));
+  const near = await handler(
+    new Request("http://service.test/events?lastEventId=5"),
+  );
+  const far = await handler(
+    new Request("http://service.test/events?lastEventId=2"),
+  );
+  const { events } = await open(handler, "/events?lastEventId=10");
+  await post(handler, token, "x".repeat(1_000));
+  assert.deepEqual(ids([await events.event()]), [11]);
+  await assert.rejects(async () => {
+    const reader = far.body!.getReader();
+    for (let i = 0; i < 100; i++) if ((await reader.read()).done) return;
+  });
+  const kept = readEvents(near.body!);
+  assert.deepEqual(ids(await kept.events(6)), [6, 7, 8, 9, 10, 11]);
+  await kept.close();
+  await events.close();
+});

@@ -4,6 +4,7 @@
  * heartbeats, and stopping.
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { UNKNOWN_CLIENT } from "../../src/http/client_address.ts";
 import {
   HEARTBEAT,
@@ -54,7 +55,11 @@ function open(
   topic: string,
   client: string,
 ): EventStream<SseTransport> | StreamRefusal {
-  return hub.open(topic, client, (gone) => new SseTransport(gone));
+  return hub.open(
+    topic,
+    client,
+    (gone, share) => new SseTransport(gone, share),
+  );
 }
 
 /** An event stream whose `retry` line has been read, so that reads see only what the test writes. */
@@ -224,6 +229,85 @@ Deno.test("a reader too far behind has its stream ended and released", async () 
     await assert.rejects(stream.transport.body.getReader().read(), StreamEnded);
     // Nothing written after the end reaches anyone, and nothing throws.
     stream.write(text("late"));
+  });
+});
+
+Deno.test("bytes Deno has pulled no longer count against the reader; what it has not, does", async () => {
+  await withHub({ maxQueuedBytes: 10 }, async (hub) => {
+    const stream = await opened(hub, "t", "c");
+    stream.live();
+    stream.write(text("0123456789"));
+    assert.equal(hub.budget.total, 10);
+    assert.equal(await queued(stream), "0123456789");
+    assert.equal(hub.budget.total, 0);
+    // Taken: the reader has room for another ten.
+    stream.write(text("abcdefghij"));
+    assert.ok(stream.open);
+  });
+});
+
+Deno.test("past the total bound the reader furthest behind is ended first, and the others keep getting events", async () => {
+  await withHub(
+    { maxQueuedBytes: 1_000, maxTotalQueuedBytes: 25 },
+    async (hub) => {
+      const far = await opened(hub, "t", "far");
+      const near = await opened(hub, "t", "near");
+      const reading = await opened(hub, "t", "reading");
+      for (const stream of [far, near, reading]) stream.live();
+      far.write(text("0123456789"));
+      near.write(text("01234"));
+      assert.equal(await queued(reading), "");
+      for (let i = 0; i < 3; i++) {
+        for (const stream of hub.readers("t")) stream.write(text(`e${i};`));
+        assert.equal(await queued(reading), `e${i};`);
+      }
+      // At the second event far is 16 bytes behind and near 11: 27 > 25.
+      assert.equal(far.open, false);
+      assert.equal(near.open, true);
+      await assert.rejects(far.transport.body.getReader().read(), StreamEnded);
+      assert.equal(await queued(near), "01234e0;e1;e2;");
+      assert.equal(hub.budget.total, 0);
+    },
+  );
+});
+
+Deno.test("property: a reader that takes what it is sent keeps its stream, whatever passes through", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.integer({ min: 1, max: 40_000 }), { maxLength: 30 }),
+      async (sizes) => {
+        await withHub(
+          { maxQueuedBytes: 40_000, maxTotalQueuedBytes: 40_000 },
+          async (hub) => {
+            const stream = await opened(hub, "t", "c");
+            stream.live();
+            for (const size of sizes) {
+              stream.write(text("x".repeat(size)));
+              assert.equal((await queued(stream)).length, size);
+            }
+            assert.ok(stream.open);
+            assert.equal(hub.budget.total, 0);
+          },
+        );
+      },
+    ),
+    { numRuns: 20 },
+  );
+});
+
+Deno.test("a reader that leaves with bytes waiting gives them all back", async () => {
+  await withHub({}, async (hub) => {
+    const a = await opened(hub, "t", "c1");
+    const b = await opened(hub, "t", "c2");
+    for (const stream of [a, b]) {
+      stream.live();
+      stream.write(text("waiting"));
+    }
+    assert.equal(hub.budget.total, 14);
+    await a.transport.body.cancel();
+    b.end();
+    assert.equal(hub.size, 0);
+    assert.equal(hub.budget.total, 0);
   });
 });
 

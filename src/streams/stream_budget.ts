@@ -1,0 +1,177 @@
+/**
+ * The bytes waiting for the readers of one process, against one bound for
+ * them all, so that a few stalled readers cannot make the process hold
+ * `readers × per-reader bound`. What counts is what the process holds: a
+ * chunk many readers wait for (the same catch-up, the same live event) is
+ * held once and counted once, so a burst of readers catching up on the
+ * same history fits, while copies only one reader holds (a WebSocket's
+ * `bufferedAmount`) count for each. Past the bound the readers furthest
+ * behind are cut first. Transport-neutral: a transport tells which shared
+ * chunks it holds, and whatever else waits for its reader is its own.
+ * @module
+ */
+
+/** One reader's share of a {@linkcode StreamBudget}. */
+export interface BudgetShare {
+  /** Holds `chunk` (`bytes` long) for this reader; counted in the total once, however many readers hold it. */
+  hold(chunk: object | string, bytes: number): void;
+  /** Gives back one hold of `chunk`. */
+  drop(chunk: object | string): void;
+  /** Reads again what waits for the reader; what its held chunks do not account for counts as its own. */
+  measure(): void;
+  /** Gives back everything; the share counts nothing from then on. */
+  close(): void;
+}
+
+/** A shared chunk: its size and how many holds it has over all shares. */
+interface Held {
+  bytes: number;
+  holds: number;
+}
+
+/** One reader, as its budget sees it. */
+interface Reader {
+  /** Bytes waiting for the reader: its place in the order of whom to cut. */
+  queuedBytes: () => number;
+  /** Ends the reader; its share is closed already. */
+  cut: () => void;
+  /** How many holds of each chunk this reader has. */
+  holds: Map<object | string, number>;
+  /** The bytes of its holds, one count per hold. */
+  heldBytes: number;
+  /** What waits for it beyond its held chunks, as last measured. */
+  ownBytes: number;
+}
+
+/** One bound on the bytes waiting for all readers of a process. */
+export class StreamBudget {
+  /** Past this many bytes in total, readers are cut. */
+  readonly maxBytes: number;
+  #held = new Map<object | string, Held>();
+  #heldBytes = 0;
+  #ownBytes = 0;
+  #readers = new Set<Reader>();
+
+  /**
+   * A budget of `maxBytes` for all readers.
+   *
+   * @example A shared chunk counts once; the reader furthest behind is cut first
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { StreamBudget } from "./stream_budget.ts";
+   * const budget = new StreamBudget(100);
+   * const cut: string[] = [];
+   * const catchUp = new Uint8Array(60);
+   * const queued = { slow: 0, fast: 0 };
+   * const slow = budget.share(() => queued.slow, () => cut.push("slow"));
+   * const fast = budget.share(() => queued.fast, () => cut.push("fast"));
+   * for (const share of [slow, fast]) share.hold(catchUp, 60);
+   * queued.slow = queued.fast = 60;
+   * assert.equal(budget.total, 60);
+   * // Copies only one reader holds count for each.
+   * queued.slow = 90;
+   * slow.measure();
+   * queued.fast = 80;
+   * fast.measure();
+   * assert.deepEqual(cut, ["slow"]);
+   * assert.equal(budget.total, 80);
+   * ```
+   */
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  /** Bytes waiting for all readers, each shared chunk once. */
+  get total(): number {
+    return this.#heldBytes + this.#ownBytes;
+  }
+
+  /**
+   * A share for one reader, for whom `queuedBytes` answers what waits; `cut`
+   * ends that reader when the budget must (its share is closed by then).
+   */
+  share(queuedBytes: () => number, cut: () => void): BudgetShare {
+    const reader: Reader = {
+      queuedBytes,
+      cut,
+      holds: new Map(),
+      heldBytes: 0,
+      ownBytes: 0,
+    };
+    this.#readers.add(reader);
+    return {
+      hold: (chunk, bytes) => {
+        if (!this.#readers.has(reader)) return;
+        reader.holds.set(chunk, (reader.holds.get(chunk) ?? 0) + 1);
+        reader.heldBytes += bytes;
+        const held = this.#held.get(chunk);
+        if (held !== undefined) held.holds++;
+        else {
+          this.#held.set(chunk, { bytes, holds: 1 });
+          this.#heldBytes += bytes;
+          this.#cutWhileOver();
+        }
+      },
+      drop: (chunk) => {
+        const holds = reader.holds.get(chunk);
+        if (holds === undefined) return;
+        if (holds === 1) reader.holds.delete(chunk);
+        else reader.holds.set(chunk, holds - 1);
+        reader.heldBytes -= this.#release(chunk, 1);
+      },
+      measure: () => {
+        if (!this.#readers.has(reader)) return;
+        if (this.#measure(reader)) this.#cutWhileOver();
+      },
+      close: () => this.#close(reader),
+    };
+  }
+
+  /** Answers whether the reader's own bytes grew. */
+  #measure(reader: Reader): boolean {
+    const own = Math.max(0, reader.queuedBytes() - reader.heldBytes);
+    const grew = own > reader.ownBytes;
+    this.#ownBytes += own - reader.ownBytes;
+    reader.ownBytes = own;
+    return grew;
+  }
+
+  /** Gives back `count` holds of `chunk`; answers their bytes. */
+  #release(chunk: object | string, count: number): number {
+    const held = this.#held.get(chunk);
+    if (held === undefined) return 0;
+    held.holds -= count;
+    if (held.holds <= 0) {
+      this.#held.delete(chunk);
+      this.#heldBytes -= held.bytes;
+    }
+    return held.bytes * count;
+  }
+
+  #close(reader: Reader): void {
+    if (!this.#readers.delete(reader)) return;
+    for (const [chunk, count] of reader.holds) this.#release(chunk, count);
+    reader.holds.clear();
+    this.#ownBytes -= reader.ownBytes;
+    reader.heldBytes = reader.ownBytes = 0;
+  }
+
+  #cutWhileOver(): void {
+    if (this.total <= this.maxBytes) return;
+    // A WebSocket's own bytes are read on writes and ticks: what drained
+    // since then is not to cost anyone their stream.
+    for (const reader of this.#readers) this.#measure(reader);
+    // Each pass closes one share, so this ends within as many passes as there are shares.
+    while (this.total > this.maxBytes && this.#readers.size > 0) {
+      let furthest: Reader | undefined;
+      let most = -1;
+      for (const reader of this.#readers) {
+        const queued = reader.queuedBytes();
+        if (queued > most) [furthest, most] = [reader, queued];
+      }
+      if (furthest === undefined) return;
+      this.#close(furthest);
+      furthest.cut();
+    }
+  }
+}
