@@ -1,8 +1,9 @@
 /**
  * `deno task bench:stalled-streams`: what readers that never read cost. Posts
  * five messages of `--event-bytes` (the catch-up every new reader gets), then
- * three waves of `--readers` raw sockets that send `GET /events` and never
- * read a byte: open them all, let the catch-up settle, note RSS; close them
+ * three waves of `--readers` raw sockets that send `GET /events` (target
+ * `program`), or a WebSocket upgrade of it (`program-ws`), and never read a
+ * byte: open them all, let the catch-up settle, note RSS; close them
  * all, let the server notice, note RSS. The same waves against a plain
  * `Deno.serve` event stream sending the same catch-up (`bench/sse_floor.ts`,
  * with one shared copy of the bytes and with a fresh copy per reader) give
@@ -19,25 +20,36 @@ const USAGE = `Usage: deno task bench:stalled-streams [flags]
   --waves=N           waves of them (default 3)
   --event-bytes=N     size of each of the five catch-up messages (default 61440)
   --settle-ms=N       wait after a wave opens or closes before RSS is read (default 3000)
-  --targets=T,...     program, floor-shared, floor-fresh (default all three)
+  --targets=T,...     program, program-ws, floor-shared, floor-fresh (default all)
   --root=DIR          measure the program of another checkout (default this one)
-  --args=A,...        more flags for the program, such as --max-stream-buffer-bytes=N`;
+  --args=A,...        more flags for the program, such as --max-stream-buffer-bytes=N
+  --env=K=V,...       environment of the program, such as MALLOC_ARENA_MAX=2`;
 
 const flags = flagsOf({
   readers: { type: "string", default: "1000" },
   waves: { type: "string", default: "3" },
   "event-bytes": { type: "string", default: "61440" },
   "settle-ms": { type: "string", default: "3000" },
-  targets: { type: "string", default: "program,floor-shared,floor-fresh" },
+  targets: {
+    type: "string",
+    default: "program,program-ws,floor-shared,floor-fresh",
+  },
   root: { type: "string" },
   args: { type: "string", default: "" },
+  env: { type: "string", default: "" },
 }, USAGE);
 const READERS = Number(flags.readers);
 const WAVES = Number(flags.waves);
 const EVENT_BYTES = Number(flags["event-bytes"]);
 const SETTLE_MS = Number(flags["settle-ms"]);
 const TARGETS = flags.targets.split(",");
-const TARGET_NAMES = ["program", "floor-shared", "floor-fresh"];
+const TARGET_NAMES = ["program", "program-ws", "floor-shared", "floor-fresh"];
+const ENV = Object.fromEntries(
+  flags.env.split(",").filter((e) => e !== "").map((e) => {
+    const at = e.indexOf("=");
+    return [e.slice(0, at), e.slice(at + 1)];
+  }),
+);
 if (
   !(Number.isInteger(READERS) && READERS >= 1 && READERS <= 10_000) ||
   !(Number.isInteger(WAVES) && WAVES >= 1 && WAVES <= 20) ||
@@ -58,7 +70,7 @@ type OpenCount = () => Promise<number>;
 async function startTarget(
   target: string,
 ): Promise<{ server: RunningServer; openCount: OpenCount }> {
-  if (target === "program") {
+  if (target.startsWith("program")) {
     const server = await startServer(
       [
         "--quiet",
@@ -68,7 +80,7 @@ async function startTarget(
         `--max-streams-per-client=${READERS + 10}`,
         ...flags.args.split(",").filter((a) => a !== ""),
       ],
-      {},
+      ENV,
       { root: flags.root },
     );
     const token = (await (await fetch(`${server.url}users`, {
@@ -119,11 +131,21 @@ async function until(openCount: OpenCount, want: number): Promise<number> {
   return count;
 }
 
-/** Opens `count` sockets that ask for the stream and never read. */
-async function openStalled(url: string, count: number): Promise<Deno.Conn[]> {
+/** The headers of a WebSocket upgrade, as a client that never reads sends them. */
+const UPGRADE = "Upgrade: websocket\r\nConnection: Upgrade\r\n" +
+  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n";
+
+/** Opens `count` sockets that ask for the stream (upgraded to a WebSocket for `program-ws`) and never read. */
+async function openStalled(
+  url: string,
+  count: number,
+  target: string,
+): Promise<Deno.Conn[]> {
   const { hostname, port } = new URL(url);
   const request = new TextEncoder().encode(
-    "GET /events HTTP/1.1\r\nHost: bench\r\n\r\n",
+    `GET /events HTTP/1.1\r\nHost: bench\r\n${
+      target === "program-ws" ? UPGRADE : ""
+    }\r\n`,
   );
   const conns: Deno.Conn[] = [];
   // In batches, so the listen queue is never overrun.
@@ -154,7 +176,7 @@ async function measure(target: string): Promise<Row> {
     await sleep(SETTLE_MS);
     const row: Row = { target, idleMb: rssMb(server), waves: [] };
     for (let wave = 0; wave < WAVES; wave++) {
-      const conns = await openStalled(server.url, READERS);
+      const conns = await openStalled(server.url, READERS, target);
       const opened = await until(openCount, READERS);
       await sleep(SETTLE_MS);
       const openMb = rssMb(server);
@@ -177,7 +199,9 @@ for (const target of TARGETS) rows.push(await measure(target));
 
 const kb = (mb: number) => (mb * 1024 / READERS).toFixed(0);
 console.log(
-  `${READERS} readers that never read, catch-up 5 × ${EVENT_BYTES} B, ${WAVES} waves\n`,
+  `${READERS} readers that never read, catch-up 5 × ${EVENT_BYTES} B, ${WAVES} waves${
+    flags.env === "" ? "" : `, program env ${flags.env}`
+  }\n`,
 );
 console.log(
   `| target | idle RSS | per reader (wave 1 open) | ${
