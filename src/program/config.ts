@@ -130,7 +130,7 @@ export const OPTIONS = {
     flag: "max-stream-buffer-bytes",
     variable: { name: "LMS_MAX_STREAM_BUFFER_BYTES", serve: true },
     help:
-      "bytes that may wait for all event-stream readers together; past it the readers furthest behind are ended first",
+      "bytes that may wait for all event-stream readers together, bytes many wait for counted once; past it the readers furthest behind are ended first",
     ...whole(SERVICE_LIMITS.maxStreamBufferBytes),
   }),
   rateLimit: valueOption({

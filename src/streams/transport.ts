@@ -12,7 +12,8 @@ import type { BudgetShare } from "./stream_budget.ts";
  * Why a stream ends, which a WebSocket tells its reader as a close code:
  * - `reconnect`: the process lost track of changes (its subscription) or the
  *   store started afresh; the reader should reconnect and catch up.
- * - `overflow`: the reader fell past the bound on what may wait for it.
+ * - `overflow`: the reader fell past the bound on what may wait for it, or
+ *   was furthest behind when all readers together passed theirs.
  * - `stopping`: the server is shutting down.
  * - `fault`: the catch-up or a token check failed (the store did not answer).
  * - `bad-frame`, `bad-token`: what a WebSocket's client sent is refused.
