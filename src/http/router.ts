@@ -51,6 +51,12 @@ export type Handler = (
 export interface ConnectionInfo {
   /** The peer's address; for TCP, `hostname` is its IP address. */
   readonly remoteAddr: Deno.Addr;
+  /**
+   * Settles once the answer has been delivered, or could not be (the
+   * connection is gone), as `Deno.serve` tells it; left out, a handler
+   * cannot tell when the connection is done with.
+   */
+  readonly completed?: Promise<void>;
 }
 
 /** The methods a route may serve; `HEAD` is derived from `GET` unless the route gives its own (an endless stream must). */

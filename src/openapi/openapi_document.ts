@@ -410,7 +410,7 @@ const operationPaths: JsonObject = {
       operationId: "metrics",
       summary: "Metrics, in the Prometheus text format",
       description:
-        "`lms_http_requests_total{route,method,status}`, `lms_http_request_duration_seconds{route}` (histogram), `lms_event_streams_open`, `lms_store_failures_total`, `lms_registered_users`, and the process's `lms_process_*` and `lms_event_loop_lag_seconds`. Route labels are the paths above; any other path is `unknown`.",
+        "`lms_http_requests_total{route,method,status}`, `lms_http_request_duration_seconds{route}` (histogram), `lms_event_streams_open`, `lms_event_stream_connections_closing`, `lms_store_failures_total`, `lms_registered_users`, and the process's `lms_process_*` and `lms_event_loop_lag_seconds`. Route labels are the paths above; any other path is `unknown`.",
       responses: {
         200: {
           description: "The metrics.",

@@ -49,6 +49,12 @@ function sampleAll(options: OperationRouteOptions): void {
     () => hub.size,
   );
   sample(
+    "lms_event_stream_connections_closing",
+    "Connections of ended event streams their clients have not closed yet; they count against the stream caps.",
+    "gauge",
+    () => hub.closing,
+  );
+  sample(
     "lms_store_failures_total",
     "Requests answered 503 because the store could not be reached.",
     "counter",

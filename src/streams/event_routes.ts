@@ -67,6 +67,32 @@ const NOT_FOLLOWING = new HttpError(503, [{
 }], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
 
 /**
+ * The answer to an event stream whose catch-up alone passed the bound on
+ * what may wait for one reader: it is written before the answer, so it
+ * could never go out. Coming back at once would fare no better.
+ */
+function catchUpOverBound(bytes: number): HttpError {
+  return new HttpError(503, [{
+    location: "url",
+    name: "events",
+    description:
+      `The catch-up of this stream alone is more than the ${bytes} bytes that may wait for one reader, so the stream was ended before it began; resume from a later id (Last-Event-ID or ?lastEventId=)`,
+  }]);
+}
+
+/**
+ * The answer to an event stream cut during its catch-up because all
+ * readers together had more waiting than the server allows, this one
+ * furthest behind: others will have taken theirs shortly.
+ */
+const READERS_BEHIND = new HttpError(503, [{
+  location: "url",
+  name: "events",
+  description:
+    "Too much is waiting for this server's readers to open a stream with this catch-up right now; try again shortly",
+}], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
+
+/**
  * When a reader refused for a cap may try again: a place frees only when
  * some reader leaves, which no clock tells, so a few seconds keep a
  * retrying client from hammering while places stay taken.
@@ -105,16 +131,18 @@ interface StreamRoute {
  * Opens a stream over the transport `transport` builds, or refuses: while
  * the store cannot hear of every change (503 with `Retry-After`, so that
  * no stream waits in vain), and past the caps, which count every
- * transport together.
+ * transport together. The stream holds its places under the caps until
+ * `connection` settles.
  */
 function openOn<T extends Transport>(
   route: StreamRoute,
   client: string,
   transport: TransportFactory<T>,
+  connection: Promise<unknown> | undefined,
 ): { stream: EventStream<T>; epoch: number } {
   const epoch = route.store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
-  const stream = route.hub.open(route.topic, client, transport);
+  const stream = route.hub.open(route.topic, client, transport, connection);
   if (typeof stream === "string") throw REFUSALS[stream];
   return { stream, epoch };
 }
@@ -149,13 +177,17 @@ async function catchUpThenLive(
 
 /**
  * Answers an event stream. Its catch-up is written before the answer, so
- * that a stream that could not go live is answered 503 (`Retry-After`)
- * instead of 200: the reader is told to come back. `reader`, the user its
- * token names, is online while it is open.
+ * that a stream that could not go live is answered 503 instead of 200:
+ * the reader is told to come back (`Retry-After`), or that its catch-up
+ * alone is too much. `reader`, the user its token names, is online while
+ * it is open. Its places under the caps are held until `info` says the
+ * connection is done with: a stream cut by its bound may leave the
+ * connection open for as long as its client keeps it.
  */
 async function openEventStream(
   route: StreamRoute,
   req: Request,
+  info: ConnectionInfo | undefined,
   client: string,
   reader: string | undefined,
 ): Promise<Response> {
@@ -163,9 +195,14 @@ async function openEventStream(
     route,
     client,
     (gone, share) => new SseTransport(gone, share),
+    info?.completed,
   );
   if (!(await catchUpThenLive(route, req, stream, epoch))) {
-    throw NOT_FOLLOWING;
+    throw stream.endedOverItsBound
+      ? catchUpOverBound(route.hub.maxQueuedBytes)
+      : stream.endedFor === "overflow"
+      ? READERS_BEHIND
+      : NOT_FOLLOWING;
   }
   if (reader !== undefined && route.presence !== undefined) {
     stream.whenEnded(route.presence.streamOpened(reader));
@@ -237,6 +274,9 @@ function readClientFrames(
  * is answered before the upgrade; once upgraded the answer is sent at once
  * and the catch-up goes out as the socket opens. A socket that cannot go
  * live is closed with the code that says why, and its reader reconnects.
+ * Its places under the caps are held until the socket is closed for good:
+ * Deno keeps the connection of a socket the server closed until the
+ * client answers the close.
  */
 function openWebSocket(
   route: StreamRoute,
@@ -245,6 +285,7 @@ function openWebSocket(
   reader: string | undefined,
 ): Response {
   let response: Response | undefined;
+  const closed = Promise.withResolvers<void>();
   const { stream, epoch } = openOn(route, client, (gone, share) => {
     // Deno closes the request as it upgrades, and a header read after
     // that (by the request log, the metrics) throws; headers read once
@@ -267,8 +308,11 @@ function openWebSocket(
       }]);
     }
     response = upgrade.response;
+    for (const type of ["close", "error"]) {
+      upgrade.socket.addEventListener(type, () => closed.resolve());
+    }
     return new WebSocketTransport(upgrade.socket, gone, share);
-  });
+  }, closed.promise);
   readClientFrames(route, stream, reader !== undefined);
   catchUpThenLive(route, req, stream, epoch).then((live) => {
     if (live && reader !== undefined && route.presence !== undefined) {
@@ -330,7 +374,7 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
       const client = route.clientOf(req, info);
       return webSocket
         ? openWebSocket(route, req, client, reader)
-        : openEventStream(route, req, client, reader);
+        : openEventStream(route, req, info, client, reader);
     },
     HEAD: head,
   };

@@ -4,7 +4,12 @@
  * each reader gets, in id order and once. It bounds how many are open
  * (every transport counted together) and how many bytes may wait for one
  * slow reader and for all of them together, sends heartbeats on quiet streams, releases a stream the
- * moment its reader leaves, and ends them all when the server stops.
+ * moment its reader leaves, and ends them all when the server stops. An
+ * ended stream keeps its places under the caps until its connection is
+ * gone: a reader that never reads keeps its connection open after its
+ * stream is cut (Deno goes on trying to deliver what it holds), so a
+ * client that keeps getting cut must not open more connections than its
+ * share.
  * @module
  */
 
@@ -45,13 +50,29 @@ export class EventStream<T extends Transport = Transport> {
   #share: BudgetShare;
   #lastWrite = performance.now();
   #open = true;
+  /** Until its connection is gone, the stream holds its places under the caps. */
+  #connected = true;
+  /** Set when the stream was ended by its own bound on what may wait for it. */
+  #overItsBound = false;
+  /** Why the server ended the stream, if it did. */
+  #endedFor: EndReason | undefined;
   /** Events that arrived while the stream was catching up, delivered after it. */
   #held: StreamEvent[] | undefined = [];
   /** Told once, when the stream ends or its reader leaves. */
   #onEnd: (() => void) | undefined;
 
-  /** Opens a stream of `client` in `hub`; held (catching up) until {@linkcode EventStream.live}. */
-  constructor(hub: StreamHub, client: string, transport: TransportFactory<T>) {
+  /**
+   * Opens a stream of `client` in `hub`; held (catching up) until
+   * {@linkcode EventStream.live}. Its places under the caps are held until
+   * `connection` settles (the connection is gone), or without it until the
+   * stream ends.
+   */
+  constructor(
+    hub: StreamHub,
+    client: string,
+    transport: TransportFactory<T>,
+    connection?: Promise<unknown>,
+  ) {
     this.#hub = hub;
     this.client = client;
     this.#share = hub.budget.share(
@@ -64,6 +85,11 @@ export class EventStream<T extends Transport = Transport> {
       this.#share.close();
       throw error;
     }
+    if (connection === undefined) this.#connected = false;
+    else {
+      const gone = () => this.#disconnect();
+      connection.then(gone, gone);
+    }
   }
 
   /** Has `listener` told once, when the stream ends or its reader leaves (one listener; a second replaces it). */
@@ -74,6 +100,25 @@ export class EventStream<T extends Transport = Transport> {
   /** Whether the stream is still open: not ended, and its reader still there. */
   get open(): boolean {
     return this.#open;
+  }
+
+  /**
+   * Whether the stream was ended because more than the hub's bound for one
+   * reader waited for it (and not for another reason, such as all readers
+   * together passing theirs).
+   */
+  get endedOverItsBound(): boolean {
+    return this.#overItsBound;
+  }
+
+  /** Why the server ended the stream; `undefined` while open, or when its reader left. */
+  get endedFor(): EndReason | undefined {
+    return this.#endedFor;
+  }
+
+  /** Whether the stream, ended or not, still holds its places under the caps: its connection is not gone yet. */
+  get connected(): boolean {
+    return this.#connected;
   }
 
   /** Sends `event` now, or ends the stream when its reader is too far behind. */
@@ -88,6 +133,7 @@ export class EventStream<T extends Transport = Transport> {
     // Holding its chunks may have cut this stream past the total already.
     if (!this.#open) return;
     if (this.transport.queuedBytes > this.#hub.maxQueuedBytes) {
+      this.#overItsBound = true;
       this.end("overflow");
     } else this.#share.measure();
   }
@@ -123,6 +169,7 @@ export class EventStream<T extends Transport = Transport> {
   /** Ends the stream for `reason` (by default: so that its reader reconnects). */
   end(reason: EndReason = "reconnect"): void {
     if (!this.#open) return;
+    this.#endedFor = reason;
     this.transport.close(reason);
     this.#release();
   }
@@ -133,6 +180,14 @@ export class EventStream<T extends Transport = Transport> {
     this.#share.close();
     this.#hub.release(this);
     this.#onEnd?.();
+  }
+
+  /** The connection is gone: the stream ends, if it had not, and gives its places back. */
+  #disconnect(): void {
+    this.#release();
+    if (!this.#connected) return;
+    this.#connected = false;
+    this.#hub.disconnect(this);
   }
 }
 
@@ -156,8 +211,10 @@ export class StreamHub {
   readonly budget: StreamBudget;
   readonly #maxStreams: number;
   readonly #maxPerClient: number;
-  /** Open streams by client; a client with none has no entry. */
+  /** Streams holding places (open, or ended but still connected) by client; a client with none has no entry. */
   #perClient = new Map<string, number>();
+  /** Ended streams whose connection is not gone yet: they still hold their places. */
+  #closing = new Set<EventStream>();
   /** After this many milliseconds without an event, a stream gets a heartbeat. */
   readonly heartbeatMs: number;
   #topics = new Map<string, Set<EventStream>>();
@@ -185,6 +242,14 @@ export class StreamHub {
     return this.#topicOf.size;
   }
 
+  /**
+   * How many streams have ended but not yet lost their connection (their
+   * client has not closed it): they count against the caps as open ones do.
+   */
+  get closing(): number {
+    return this.#closing.size;
+  }
+
   /** The streams of `topic`. */
   readers(topic: string): Iterable<EventStream> {
     return this.#topics.get(topic) ?? [];
@@ -209,20 +274,25 @@ export class StreamHub {
    * says why not: a cap is reached, or the hub stopped. The transport is
    * built only once the caps allow it, and before anything is counted, so
    * a transport that cannot be built (it throws) leaves the hub as it was.
+   * The stream holds its places under the caps until `connection` settles
+   * (its connection is gone), even once ended; without it, until it ends.
    */
   open<T extends Transport>(
     topic: string,
     client: string,
     transport: TransportFactory<T>,
+    connection?: Promise<unknown>,
   ): EventStream<T> | StreamRefusal {
-    if (this.#stopped || this.size >= this.#maxStreams) return "full";
+    if (this.#stopped || this.size + this.closing >= this.#maxStreams) {
+      return "full";
+    }
     const clientStreams = this.#perClient.get(client) ?? 0;
     // A handler called without the connection cannot tell its clients
     // apart: holding them all to one client's share would refuse strangers.
     if (clientStreams >= this.#maxPerClient && client !== UNKNOWN_CLIENT) {
       return "client-full";
     }
-    const stream = new EventStream(this, client, transport);
+    const stream = new EventStream(this, client, transport, connection);
     this.#perClient.set(client, clientStreams + 1);
     let readers = this.#topics.get(topic);
     if (readers === undefined) this.#topics.set(topic, readers = new Set());
@@ -241,25 +311,38 @@ export class StreamHub {
     return stream;
   }
 
-  /** Forgets `stream`; called when it ends or its reader leaves. */
+  /**
+   * Takes `stream` off its topic; called when it ends or its reader leaves.
+   * Its places stay taken while it is still connected.
+   */
   release(stream: EventStream): void {
     const topic = this.#topicOf.get(stream);
     if (topic === undefined) return;
-    const readers = this.#topics.get(topic)!;
-    readers.delete(stream);
+    const readers = this.#topics.get(topic);
+    readers?.delete(stream);
     this.#topicOf.delete(stream);
     const feed = this.#feeds.get(topic);
-    if (readers.size === 0 && feed !== undefined) {
+    if (readers?.size === 0 && feed !== undefined) {
       feed.stop?.();
       feed.stop = undefined;
     }
-    const left = this.#perClient.get(stream.client)! - 1;
-    if (left === 0) this.#perClient.delete(stream.client);
-    else this.#perClient.set(stream.client, left);
+    if (stream.connected) this.#closing.add(stream);
+    else this.#free(stream.client);
     if (this.size === 0 && this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
     }
+  }
+
+  /** Gives back the places of `stream`, ended, whose connection is gone. */
+  disconnect(stream: EventStream): void {
+    if (this.#closing.delete(stream)) this.#free(stream.client);
+  }
+
+  #free(client: string): void {
+    const left = (this.#perClient.get(client) ?? 1) - 1;
+    if (left <= 0) this.#perClient.delete(client);
+    else this.#perClient.set(client, left);
   }
 
   /** Ends every stream of `topic` (its readers reconnect and catch up). */

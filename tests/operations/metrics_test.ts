@@ -130,6 +130,35 @@ Deno.test("unknown paths and methods add no labels, however many clients make up
   assert.equal(samples.get(requests("/quote", "other", 405)), 201);
 });
 
+Deno.test("a stream ended while its connection is not yet gone counts as closing, not open, and holds its client's place until then", async () => {
+  const handler = createHandler({
+    heartbeatMs: 60_000,
+    maxStreamsPerClient: 1,
+  });
+  const connection = Promise.withResolvers<void>();
+  const info = {
+    remoteAddr: { transport: "tcp" as const, hostname: "192.0.2.9", port: 1 },
+    completed: connection.promise,
+  };
+  const events = () => handler(new Request("http://service.test/events"), info);
+  const stream = await events();
+  assert.equal(stream.status, 200);
+  await stream.body!.cancel();
+  let samples = await scrape(handler);
+  assert.equal(samples.get("lms_event_streams_open"), 0);
+  assert.equal(samples.get("lms_event_stream_connections_closing"), 1);
+  assert.equal((await events()).status, 429);
+  connection.resolve();
+  await connection.promise;
+  samples = await scrape(handler);
+  assert.equal(samples.get("lms_event_stream_connections_closing"), 0);
+  const again = await handler(new Request("http://service.test/events"), {
+    remoteAddr: info.remoteAddr,
+  });
+  assert.equal(again.status, 200);
+  await again.body!.cancel();
+});
+
 Deno.test("sampled values follow the service: users, open streams, store failures, the process", async () => {
   const store = new MemoryStore();
   const handler = createHandler({ store, heartbeatMs: 60_000 });

@@ -616,3 +616,50 @@ Deno.test("past maxStreamBufferBytes the stalled reader furthest behind is ended
   await kept.close();
   await events.close();
 });
+
+/** The one description of a 503 answered to `GET /events`, after checking its shape. */
+async function refusal(res: Response): Promise<string> {
+  assert.equal(res.status, 503);
+  const body = await res.json();
+  assert.deepEqual(
+    [body.errors.length, body.errors[0].location, body.errors[0].name],
+    [1, "url", "events"],
+  );
+  return body.errors[0].description;
+}
+
+Deno.test("a catch-up alone past the bound for one reader is answered 503 saying so, not that the server cannot follow; a later id opens", async () => {
+  const handler = app(new MemoryStore(), { maxBodyBytes: 400_000 });
+  const token = await registered(handler);
+  // Five messages of 300 KB: the catch-up without an id, 1.5 MB, is over 1 MiB.
+  for (let i = 1; i <= 5; i++) {
+    await post(handler, token, `${i}`.repeat(300_000));
+  }
+  const res = await handler(new Request("http://service.test/events"));
+  assert.equal(
+    res.headers.get("retry-after"),
+    null,
+    "coming back as is fares no better",
+  );
+  const description = await refusal(res);
+  assert.match(
+    description,
+    /catch-up of this stream alone is more than the 1048576 bytes/,
+  );
+  assert.doesNotMatch(description, /cannot follow/);
+  const { events } = await open(handler, "/events?lastEventId=3");
+  await events.next();
+  assert.deepEqual(ids(await events.events(2)), [4, 5]);
+  await events.close();
+});
+
+Deno.test("a catch-up cut because all readers together had too much waiting is answered 503 with Retry-After, saying so", async () => {
+  const handler = app(new MemoryStore(), { maxStreamBufferBytes: 2_000 });
+  const token = await registered(handler);
+  await post(handler, token, "x".repeat(3_000));
+  const res = await handler(new Request("http://service.test/events"));
+  assert.ok(Number(res.headers.get("retry-after")) >= 1);
+  const description = await refusal(res);
+  assert.match(description, /Too much is waiting for this server's readers/);
+  assert.doesNotMatch(description, /cannot follow/);
+});

@@ -49,16 +49,21 @@ async function withHub(
   }
 }
 
-/** Opens an event stream (SSE) of `client` on `topic`, or says why not. */
+/**
+ * Opens an event stream (SSE) of `client` on `topic`, holding its places
+ * until `connection` settles when given, or says why not.
+ */
 function open(
   hub: StreamHub,
   topic: string,
   client: string,
+  connection?: Promise<unknown>,
 ): EventStream<SseTransport> | StreamRefusal {
   return hub.open(
     topic,
     client,
     (gone, share) => new SseTransport(gone, share),
+    connection,
   );
 }
 
@@ -154,6 +159,118 @@ Deno.test("whenEnded is told once, after the hub let the stream go, however it e
       "hub stops 0",
     ]);
   });
+});
+
+Deno.test("an ended stream holds its places under both caps until its connection is gone", async () => {
+  await withHub({ maxStreams: 3, maxStreamsPerClient: 2 }, async (hub) => {
+    const connection = Promise.withResolvers<void>();
+    const cut = open(hub, "t", "ann", connection.promise);
+    assert.ok(cut instanceof EventStream);
+    assert.ok(open(hub, "t", "ann") instanceof EventStream);
+    let told = 0;
+    cut.whenEnded(() => told++);
+    cut.end("overflow");
+    assert.equal(told, 1, "its end is told at once");
+    assert.equal(cut.open, false);
+    assert.deepEqual([...hub.readers("t")].includes(cut), false);
+    assert.deepEqual([hub.size, hub.closing], [1, 1]);
+    assert.equal(open(hub, "t", "ann"), "client-full");
+    assert.ok(open(hub, "t", "bob") instanceof EventStream);
+    assert.equal(open(hub, "t", "cat"), "full");
+    connection.resolve();
+    await connection.promise;
+    assert.deepEqual([hub.size, hub.closing], [2, 0]);
+    assert.ok(open(hub, "t", "ann") instanceof EventStream);
+  });
+});
+
+Deno.test("a connection gone while its stream is open ends the stream and frees its places at once", async () => {
+  await withHub({ maxStreamsPerClient: 1 }, async (hub) => {
+    const connection = Promise.withResolvers<void>();
+    const stream = open(hub, "t", "ann", connection.promise);
+    assert.ok(stream instanceof EventStream);
+    let told = 0;
+    stream.whenEnded(() => told++);
+    // As Deno's `completed` does when the client left mid-answer.
+    connection.reject(new Deno.errors.Interrupted("gone"));
+    await connection.promise.catch(() => {});
+    assert.equal(stream.open, false);
+    assert.equal(told, 1);
+    assert.deepEqual([hub.size, hub.closing], [0, 0]);
+    assert.ok(open(hub, "t", "ann") instanceof EventStream);
+  });
+});
+
+Deno.test("property: a client holds at most its share of connections, however its streams end and its connections go", async () => {
+  const client = fc.constantFrom("ann", "bob");
+  const step = fc.oneof(
+    fc.record({
+      kind: fc.constant("open" as const),
+      client,
+      held: fc.boolean(),
+    }),
+    fc.record({ kind: fc.constant("end" as const), at: fc.nat() }),
+    fc.record({ kind: fc.constant("gone" as const), at: fc.nat() }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+      await withHub({ maxStreams: 5, maxStreamsPerClient: 3 }, async (hub) => {
+        // What the hub should hold: each stream with its connection, if any.
+        const streams: {
+          stream: EventStream;
+          client: string;
+          connection?: PromiseWithResolvers<void>;
+          live: boolean;
+          connected: boolean;
+        }[] = [];
+        const holding = (who?: string) =>
+          streams.filter((s) =>
+            (s.live || s.connected) && (who === undefined || s.client === who)
+          ).length;
+        for (const command of steps) {
+          if (command.kind === "open") {
+            const connection = command.held
+              ? Promise.withResolvers<void>()
+              : undefined;
+            const expected = holding() >= 5
+              ? "full"
+              : holding(command.client) >= 3
+              ? "client-full"
+              : "opened";
+            const stream = open(hub, "t", command.client, connection?.promise);
+            if (typeof stream === "string") {
+              assert.equal(stream, expected);
+              continue;
+            }
+            assert.equal("opened", expected);
+            streams.push({
+              stream,
+              client: command.client,
+              connection,
+              live: true,
+              connected: connection !== undefined,
+            });
+            continue;
+          }
+          const target = streams[command.at % Math.max(1, streams.length)];
+          if (target === undefined) continue;
+          if (command.kind === "end") {
+            target.stream.end("overflow");
+            target.live = false;
+          } else if (target.connection !== undefined) {
+            target.connection.resolve();
+            await target.connection.promise;
+            target.live = target.connected = false;
+          }
+          assert.equal(hub.size, streams.filter((s) => s.live).length);
+          assert.equal(
+            hub.closing,
+            streams.filter((s) => !s.live && s.connected).length,
+          );
+        }
+      });
+    }),
+  );
 });
 
 Deno.test("streams whose client is unknown are held to the total only", async () => {
