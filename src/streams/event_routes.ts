@@ -67,20 +67,6 @@ const NOT_FOLLOWING = new HttpError(503, [{
 }], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
 
 /**
- * The answer to an event stream whose catch-up alone passed the bound on
- * what may wait for one reader: it is written before the answer, so it
- * could never go out. Coming back at once would fare no better.
- */
-function catchUpOverBound(bytes: number): HttpError {
-  return new HttpError(503, [{
-    location: "url",
-    name: "events",
-    description:
-      `The catch-up of this stream alone is more than the ${bytes} bytes that may wait for one reader, so the stream was ended before it began; resume from a later id (Last-Event-ID or ?lastEventId=)`,
-  }]);
-}
-
-/**
  * The answer to an event stream cut during its catch-up because all
  * readers together had more waiting than the server allows, this one
  * furthest behind: others will have taken theirs shortly.
@@ -178,8 +164,7 @@ async function catchUpThenLive(
 /**
  * Answers an event stream. Its catch-up is written before the answer, so
  * that a stream that could not go live is answered 503 instead of 200:
- * the reader is told to come back (`Retry-After`), or that its catch-up
- * alone is too much. `reader`, the user its token names, is online while
+ * the reader is told to come back (`Retry-After`). `reader`, the user its token names, is online while
  * it is open. Its places under the caps are held until `info` says the
  * connection is done with: a stream cut by its bound may leave the
  * connection open for as long as its client keeps it.
@@ -198,11 +183,7 @@ async function openEventStream(
     info?.completed,
   );
   if (!(await catchUpThenLive(route, req, stream, epoch))) {
-    throw stream.endedOverItsBound
-      ? catchUpOverBound(route.hub.maxQueuedBytes)
-      : stream.endedFor === "overflow"
-      ? READERS_BEHIND
-      : NOT_FOLLOWING;
+    throw stream.endedFor === "overflow" ? READERS_BEHIND : NOT_FOLLOWING;
   }
   if (reader !== undefined && route.presence !== undefined) {
     stream.whenEnded(route.presence.streamOpened(reader));

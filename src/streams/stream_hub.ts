@@ -52,8 +52,14 @@ export class EventStream<T extends Transport = Transport> {
   #open = true;
   /** Until its connection is gone, the stream holds its places under the caps. */
   #connected = true;
-  /** Set when the stream was ended by its own bound on what may wait for it. */
-  #overItsBound = false;
+  /**
+   * What the catch-up left waiting when the stream went live, allowed on top
+   * of the bound for one reader: a catch-up is written before the reader
+   * can take any of it, and five messages at a raised `--max-body-bytes` may
+   * pass the bound by themselves. They are the newest messages, whose bytes
+   * every reader shares, and the total bound still counts them.
+   */
+  #catchUpBytes = 0;
   /** Why the server ended the stream, if it did. */
   #endedFor: EndReason | undefined;
   /** Events that arrived while the stream was catching up, delivered after it. */
@@ -102,15 +108,6 @@ export class EventStream<T extends Transport = Transport> {
     return this.#open;
   }
 
-  /**
-   * Whether the stream was ended because more than the hub's bound for one
-   * reader waited for it (and not for another reason, such as all readers
-   * together passing theirs).
-   */
-  get endedOverItsBound(): boolean {
-    return this.#overItsBound;
-  }
-
   /** Why the server ended the stream; `undefined` while open, or when its reader left. */
   get endedFor(): EndReason | undefined {
     return this.#endedFor;
@@ -132,8 +129,10 @@ export class EventStream<T extends Transport = Transport> {
     this.#lastWrite = performance.now();
     // Holding its chunks may have cut this stream past the total already.
     if (!this.#open) return;
-    if (this.transport.queuedBytes > this.#hub.maxQueuedBytes) {
-      this.#overItsBound = true;
+    if (
+      this.#held === undefined &&
+      this.transport.queuedBytes > this.#hub.maxQueuedBytes + this.#catchUpBytes
+    ) {
       this.end("overflow");
     } else this.#share.measure();
   }
@@ -152,6 +151,7 @@ export class EventStream<T extends Transport = Transport> {
   live(): void {
     const held = this.#held ?? [];
     this.#held = undefined;
+    this.#catchUpBytes = this.transport.queuedBytes;
     for (const event of held) this.deliver(event);
   }
 
