@@ -311,3 +311,21 @@ Deno.test("WebSocket: Node's own WebSocket client reads the frames (a third-part
     ]);
   });
 });
+
+Deno.test("a catch-up far over the bound for one reader (75 messages of 60 KB) opens whole on both transports, with the default limits", async () => {
+  await withServer(["--history=100"], async ({ url }) => {
+    const token = await register(url, "ann");
+    const text = (id: number) => `${id % 10}`.repeat(60_000);
+    for (let id = 1; id <= 80; id++) await postMessage(url, token, text(id));
+    const expected = Array.from({ length: 75 }, (_, i) => i + 6);
+    const socket = await openSocket(`${url}events?lastEventId=5`);
+    const frames = await socket.frames(75);
+    assert.deepEqual(frames.map((frame) => frame.id), expected);
+    const res = await fetch(`${url}events?lastEventId=5`);
+    assert.equal(res.status, 200, "the event stream opens");
+    const events = readEvents(res.body!);
+    const sent = (await events.events(75)).map((event) => Number(event.id));
+    assert.deepEqual(sent, expected);
+    await events.close();
+  });
+});
