@@ -17,7 +17,7 @@ import { startRedis } from "../tests/_support/redis_server.ts";
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
 const USAGE =
-  `Usage: deno task bench:streams [--streams=1000,10000] [--posts=200] [--stores=memory,redis] [--transports=sse,websocket]`;
+  `Usage: deno task bench:streams [--streams=1000,10000] [--posts=200] [--stores=memory,redis] [--transports=sse,websocket] [--heartbeat-ms=N]`;
 
 const TRANSPORTS = ["sse", "websocket"];
 const flags = flagsOf({
@@ -25,6 +25,8 @@ const flags = flagsOf({
   posts: { type: "string", default: "200" },
   stores: { type: "string", default: "memory,redis" },
   transports: { type: "string", default: TRANSPORTS.join(",") },
+  // The program's own default unless given; the floor keeps Deno's.
+  "heartbeat-ms": { type: "string", default: "" },
 }, USAGE);
 const counts = flags.streams.split(",").map(Number);
 const posts = Number(flags.posts);
@@ -34,9 +36,12 @@ if (
   counts.some((n) => !(Number.isInteger(n) && n >= 1 && n <= 18_000)) ||
   !(Number.isInteger(posts) && posts >= 1 && posts <= 10_000) ||
   stores.some((s) => s !== "memory" && s !== "redis") ||
-  transports.some((t) => !TRANSPORTS.includes(t))
+  transports.some((t) => !TRANSPORTS.includes(t)) ||
+  !/^\d*$/.test(flags["heartbeat-ms"])
 ) {
-  usageError("bad --streams, --posts, --stores or --transports");
+  usageError(
+    "bad --streams, --posts, --stores, --transports or --heartbeat-ms",
+  );
 }
 
 const FLOOR = "floor: plain Deno.serve";
@@ -65,6 +70,8 @@ interface Row {
   p99Ms: number;
   maxMs: number;
   delivered: number;
+  /** Pings the readers answered during the row (WebSocket only). */
+  pings: number;
 }
 
 /** Reads lines from the readers' process, up to `wanted` of them in all. */
@@ -92,6 +99,9 @@ async function measure(
     `--max-streams=${count + 10}`,
     // Every reader connects from this one address.
     `--max-streams-per-client=${count + 10}`,
+    ...(flags["heartbeat-ms"]
+      ? [`--heartbeat-ms=${flags["heartbeat-ms"]}`]
+      : []),
     ...(redis ? [`--store=${redis.url}`] : []),
   ];
   const start = () =>
@@ -150,9 +160,10 @@ async function measure(
     await writer.close();
     out = await readLines(lines, out, 2);
     await readers.status;
-    const lastSeen: Record<string, number> = JSON.parse(
-      out.slice(out.indexOf("\n") + 1),
-    );
+    const { lastSeen, pings }: {
+      lastSeen: Record<string, number>;
+      pings: number;
+    } = JSON.parse(out.slice(out.indexOf("\n") + 1));
     const delays = [...answered].flatMap(([id, at]) => {
       const seen = lastSeen[id];
       return seen === undefined ? [] : [seen - at];
@@ -167,6 +178,7 @@ async function measure(
       p99Ms: percentile(delays, 0.99),
       maxMs: delays.at(-1) ?? NaN,
       delivered: delays.length,
+      pings,
     };
   } finally {
     for (const server of servers) await server.stop("SIGTERM");
@@ -191,9 +203,9 @@ const kb = (x: number) => Number.isNaN(x) ? "—" : `${x.toFixed(1)} KB`;
 const signedKb = (x: number) => `${x >= 0 ? "+" : ""}${x.toFixed(1)} KB`;
 const ms = (x: number) => `${x.toFixed(2)} ms`;
 console.log(
-  "| store | transport | readers | idle RSS per reader | vs floor | heap per reader | p50 | p99 | p99 ÷ floor | max | posts seen by all |",
+  "| store | transport | readers | idle RSS per reader | vs floor | heap per reader | p50 | p99 | p99 ÷ floor | max | pings answered | posts seen by all |",
 );
-console.log("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+console.log("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
 for (const r of rows) {
   const floor = rows.find((f) =>
     f.store === FLOOR && f.transport === r.transport && f.streams === r.streams
@@ -208,6 +220,6 @@ for (const r of rows) {
         : signedKb(r.idleRssPerStreamKb - floor.idleRssPerStreamKb)
     } | ${kb(r.heapPerStreamKb)} | ${ms(r.p50Ms)} | ${ms(r.p99Ms)} | ${
       isFloor || !floor ? "—" : `${(r.p99Ms / floor.p99Ms).toFixed(2)}×`
-    } | ${ms(r.maxMs)} | ${r.delivered}/${posts} |`,
+    } | ${ms(r.maxMs)} | ${r.pings} | ${r.delivered}/${posts} |`,
   );
 }

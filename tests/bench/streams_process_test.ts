@@ -36,6 +36,26 @@ Deno.test("bench/streams.ts: with 60 readers from one address, every post reache
   );
 });
 
+Deno.test("bench/streams.ts: the WebSocket readers answer the program's pings, so with a heartbeat far shorter than the row every post still reaches every reader", async () => {
+  const { code, stdout, stderr } = await bench(
+    "--streams=20",
+    "--posts=3",
+    "--stores=memory",
+    "--transports=websocket",
+    // A ping every 50 ms; a socket whose pong does not come within 50 ms
+    // more is closed, long before the posts (2 s after opening).
+    "--heartbeat-ms=50",
+  );
+  const out = new TextDecoder().decode(stdout);
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const program = out.split("\n").find((line) => line.startsWith("| memory "))
+    ?.split("|").slice(1, -1).map((c) => c.trim());
+  assert.ok(program, out);
+  // Pings answered, then posts seen by all.
+  assert.ok(Number(program.at(-2)) >= 20, out);
+  assert.equal(program.at(-1), "3/3", out);
+});
+
 Deno.test("bench/streams.ts: an unknown transport is a usage error", async () => {
   const { code, stderr } = await bench("--transports=sse,carrier-pigeon");
   assert.equal(code, 2);
