@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { register } from "./_support/over_http.ts";
 import { utf8Header } from "./_support/call.ts";
 import { type EventReader, readEvents } from "./_support/event_reader.ts";
 import { type RunningServer, startServer } from "./_support/program.ts";
@@ -12,12 +13,6 @@ import { redisServerPath } from "./_support/redis_server.ts";
 import { withCluster } from "./_support/cluster.ts";
 
 const ignore = redisServerPath() === undefined;
-
-async function register(url: string, name: string): Promise<string> {
-  const res = await fetch(`${url}users`, { method: "POST", body: name });
-  assert.equal(res.status, 200);
-  return (await res.json()).token;
-}
 
 /** `GET /events`, as `token`'s user when given. */
 async function follow(url: string, token?: string): Promise<EventReader> {

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { utf8Header } from "../_support/call.ts";
+import { postMessage, register } from "../_support/over_http.ts";
 import { readEvents } from "../_support/event_reader.ts";
 import { redisServerPath } from "../_support/redis_server.ts";
 import { connectAdmin } from "../_support/redis_admin.ts";
@@ -17,22 +17,6 @@ import { openSocket, rawUpgrade } from "../_support/socket_reader.ts";
 const ignore = redisServerPath() === undefined;
 
 type Msg = { text: string };
-
-async function register(url: string, name: string): Promise<string> {
-  const res = await fetch(`${url}users`, { method: "POST", body: name });
-  assert.equal(res.status, 200);
-  return (await res.json()).token;
-}
-
-async function postMessage(url: string, token: string, text: string) {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "x-messaging-token": utf8Header(token) },
-    body: JSON.stringify({ text }),
-  });
-  const answer = await res.text();
-  assert.equal(res.status, 200, answer);
-}
 
 /** Opens `GET /events`, resuming after `lastId` when given. */
 function openEvents(url: string, lastId?: number) {

@@ -3,6 +3,7 @@
  * bare TCP client that never answers a ping, and Node's own WebSocket.
  */
 import assert from "node:assert/strict";
+import { postMessage, register } from "../_support/over_http.ts";
 import { utf8Header } from "../_support/call.ts";
 import { readEvents } from "../_support/event_reader.ts";
 import { type RunningServer, startServer } from "../_support/program.ts";
@@ -11,21 +12,6 @@ import {
   rawUpgrade,
   type SocketReader,
 } from "../_support/socket_reader.ts";
-
-async function register(url: string, name: string): Promise<string> {
-  const res = await fetch(`${url}users`, { method: "POST", body: name });
-  assert.equal(res.status, 200);
-  return (await res.json()).token;
-}
-
-async function postMessage(url: string, token: string, text: string) {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "x-messaging-token": utf8Header(token) },
-    body: JSON.stringify({ text }),
-  });
-  assert.equal(res.status, 200, await res.text());
-}
 
 /** Runs `fn` against a fresh program started with `args`, then stops it. */
 async function withServer(
