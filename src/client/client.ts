@@ -26,9 +26,9 @@
 import {
   followEventStream,
   type FollowOptions,
+  tokenHeaders,
 } from "./event_stream_client.ts";
-import { headerValue } from "./header_value.js";
-import { ServiceError } from "./service_error.ts";
+import { ServiceError, serviceErrorOf } from "./service_error.ts";
 
 export { ServiceError };
 export type { FollowOptions };
@@ -184,11 +184,6 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** The credential header for `token`, as UTF-8 bytes (names beyond U+00FF travel only so); none without one. */
-function tokenHeaders(token: string | undefined): Record<string, string> {
-  return token === undefined ? {} : { "x-messaging-token": headerValue(token) };
-}
-
 /** The shared part of both clients: one request, one JSON answer or a {@linkcode ServiceError}. */
 class JsonClient {
   readonly #base: URL;
@@ -224,17 +219,13 @@ class JsonClient {
       headers,
       body: init.body,
     });
+    if (!res.ok) throw await serviceErrorOf(res);
     const text = await res.text();
-    let body: unknown;
     try {
-      body = JSON.parse(text);
+      return JSON.parse(text) as T;
     } catch {
       throw new ServiceError(res.status, { message: text || res.statusText });
     }
-    if (!res.ok) {
-      throw new ServiceError(res.status, body, res.headers.get("retry-after"));
-    }
-    return body as T;
   }
 }
 
@@ -372,12 +363,15 @@ export class MessagingClient {
         yield {
           type: "message",
           id: Number(event.id),
-          message: JSON.parse(event.data),
+          message: event.value() as Message,
         };
       } else if (event.event === "gap") {
-        yield { type: "gap", missed: JSON.parse(event.data).missed };
+        yield {
+          type: "gap",
+          missed: (event.value() as { missed: number }).missed,
+        };
       } else if (event.event === "presence") {
-        options.onPresence?.(JSON.parse(event.data));
+        options.onPresence?.(event.value() as PresenceChange);
       }
     }
   }
@@ -423,7 +417,7 @@ export class QuoteClient {
   /** The quote now (`GET /quote/events`), then each replacement, reconnecting whenever the connection drops. */
   async *events(options?: FollowOptions): AsyncGenerator<string> {
     for await (const event of this.#http.follow("quote/events", options)) {
-      if (event.event === "quote") yield JSON.parse(event.data);
+      if (event.event === "quote") yield event.value() as string;
     }
   }
 }

@@ -7,9 +7,16 @@
  * @module
  */
 
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { createParser } from "eventsource-parser";
 import { headerValue } from "./header_value.js";
-import { ServiceError } from "./service_error.ts";
+import { ServiceError, serviceErrorOf } from "./service_error.ts";
+
+/** The credential header for `token`, as UTF-8 bytes (names beyond U+00FF travel only so); none without one. */
+export function tokenHeaders(
+  token: string | undefined,
+): Record<string, string> {
+  return token === undefined ? {} : { "x-messaging-token": headerValue(token) };
+}
 
 /**
  * How a client follows a stream.
@@ -104,6 +111,18 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
 /** A socket that closed before it opened: no upgrade (a proxy, a refusal), or no server. */
 class SocketNotOpened extends Error {}
 
+/** One event as a follower yields it, whichever transport carried it. */
+export interface StreamMessage {
+  /** The event's name (`message`, `gap`, `quote`, `presence`), when it has one. */
+  event?: string;
+  /** The message id, when the event has one. */
+  id?: string;
+  /** The event's data as text: JSON, for this service's events. */
+  readonly data: string;
+  /** The data as a value: parsed once, by the transport or here. */
+  value(): unknown;
+}
+
 /** What one connection reports back to the loop that reconnects. */
 interface Connection {
   /** The message id to resume after. */
@@ -125,29 +144,18 @@ async function* sseConnection(
   source: StreamSource,
   connection: Connection,
   signal: AbortSignal | undefined,
-): AsyncGenerator<EventSourceMessage> {
-  const token = source.token();
-  const headers: Record<string, string> = token === undefined
-    ? {}
-    : { "x-messaging-token": headerValue(token) };
+): AsyncGenerator<StreamMessage> {
+  const headers = tokenHeaders(source.token());
   if (connection.lastEventId !== undefined) {
     headers["last-event-id"] = connection.lastEventId;
   }
   const res = await source.fetch(source.url, { headers, signal });
-  if (!res.ok || res.body === null) {
-    const text = await res.text();
-    let body: unknown = { message: text };
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // Not JSON: the text is the message.
-    }
-    throw new ServiceError(res.status, body, res.headers.get("retry-after"));
-  }
+  if (!res.ok || res.body === null) throw await serviceErrorOf(res);
   connection.opened = true;
-  const queue: EventSourceMessage[] = [];
+  const queue: StreamMessage[] = [];
   const parser = createParser({
-    onEvent: (event) => queue.push(event),
+    onEvent: ({ event, id, data }) =>
+      queue.push({ event, id, data, value: () => JSON.parse(data) }),
     onRetry: (ms) => connection.retryMs = ms,
   });
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -163,8 +171,8 @@ async function* sseConnection(
   }
 }
 
-/** A frame as an event: the shape server-sent events are parsed into, so the clients read both alike. */
-function eventOfFrame(data: unknown): EventSourceMessage | undefined {
+/** A frame as an event, read as server-sent events are, its data parsed already. */
+function eventOfFrame(data: unknown): StreamMessage | undefined {
   if (typeof data !== "string") return undefined;
   let frame: unknown;
   try {
@@ -181,7 +189,11 @@ function eventOfFrame(data: unknown): EventSourceMessage | undefined {
   return {
     event,
     id: typeof id === "number" ? String(id) : undefined,
-    data: JSON.stringify(value),
+    // As text only for whoever asks: the clients take the value.
+    get data() {
+      return JSON.stringify(value);
+    },
+    value: () => value,
   };
 }
 
@@ -216,14 +228,14 @@ async function* socketConnection(
   source: StreamSource,
   connection: Connection,
   signal: AbortSignal | undefined,
-): AsyncGenerator<EventSourceMessage> {
+): AsyncGenerator<StreamMessage> {
   const url = new URL(source.url);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   if (connection.lastEventId !== undefined) {
     url.searchParams.set("lastEventId", connection.lastEventId);
   }
   const socket = new WebSocket(url);
-  const queue: EventSourceMessage[] = [];
+  const queue: StreamMessage[] = [];
   let closed: CloseEvent | undefined;
   let wake = () => {};
   socket.addEventListener("open", () => {
@@ -260,7 +272,10 @@ async function* socketConnection(
       socket.close(1000);
       // Closed before the caller goes on, so a server shut down next finds
       // no socket open; a peer that never answers is not waited for long.
-      await Promise.race([gone, wait(CLOSE_WAIT_MS)]);
+      const waited = new AbortController();
+      await Promise.race([gone, wait(CLOSE_WAIT_MS, waited.signal)]);
+      // No timer left behind to hold the process open.
+      waited.abort();
     }
   }
   if (signal?.aborted) return;
@@ -281,7 +296,7 @@ async function* socketConnection(
 export async function* followEventStream(
   source: StreamSource,
   options: FollowOptions = {},
-): AsyncGenerator<EventSourceMessage> {
+): AsyncGenerator<StreamMessage> {
   const { signal } = options;
   const hasWebSocket = typeof globalThis.WebSocket === "function";
   let transport = options.transport ?? (hasWebSocket ? "websocket" : "sse");
@@ -294,7 +309,7 @@ export async function* followEventStream(
   };
   /** Passes `events` on, noting the last id and that the connection works. */
   async function* tracked(
-    events: AsyncGenerator<EventSourceMessage>,
+    events: AsyncGenerator<StreamMessage>,
     onFirst = () => {},
   ) {
     for await (const event of events) {

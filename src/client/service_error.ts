@@ -68,3 +68,15 @@ export class ServiceError extends Error {
     }
   }
 }
+
+/** The error a refusing answer tells of: its body read as JSON, or as the message when it is not JSON. */
+export async function serviceErrorOf(res: Response): Promise<ServiceError> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = { message: text || res.statusText };
+  }
+  return new ServiceError(res.status, body, res.headers.get("retry-after"));
+}

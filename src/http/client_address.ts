@@ -38,6 +38,11 @@ export const UNKNOWN_CLIENT = "unknown";
  */
 const MAX_ADDRESS_LENGTH = 64;
 
+/** The last value of a comma-separated header: the one the nearest proxy appended. */
+export function lastListValue(header: string): string {
+  return header.slice(header.lastIndexOf(",") + 1).trim();
+}
+
 /**
  * The connection's address (`info.remoteAddr.hostname`). With `trustProxy`,
  * the last address of `X-Forwarded-For` instead: the one the nearest proxy
@@ -68,7 +73,7 @@ export function clientAddressOf(
   return (req, info) => {
     const header = req.headers.get("x-forwarded-for");
     if (header === null) return direct(req, info);
-    const last = header.slice(header.lastIndexOf(",") + 1).trim();
+    const last = lastListValue(header);
     return last.length > 0 && last.length <= MAX_ADDRESS_LENGTH
       ? last
       : direct(req, info);

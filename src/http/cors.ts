@@ -29,6 +29,15 @@ export function isCorsOrigin(value: string): boolean {
   }
 }
 
+/** Whether an `Origin` is one of `origins` (`*`: any). */
+export function originAllowedBy(
+  origins: readonly string[],
+): (origin: string) => boolean {
+  if (origins.includes("*")) return () => true;
+  const allowed = new Set(origins);
+  return (origin) => allowed.has(origin);
+}
+
 /**
  * Wraps `handler` so that requests from `origins` (or any, with `*`) get
  * the CORS headers, and `OPTIONS` preflights on the paths of `routes` are
@@ -41,7 +50,7 @@ export function withCors(
 ): Handler {
   if (origins.length === 0) return handler;
   const anyOrigin = origins.includes("*");
-  const allowed = new Set(origins);
+  const allowed = originAllowedBy(origins);
   const methodsOf = new Map(
     Object.entries(routes).map(([path, methods]) => [
       path,
@@ -56,7 +65,7 @@ export function withCors(
   };
   return (req, info) => {
     const origin = req.headers.get("origin");
-    if (origin === null || !(anyOrigin || allowed.has(origin))) {
+    if (origin === null || !allowed(origin)) {
       return handler(req, info);
     }
     const allowOrigin = anyOrigin ? "*" : origin;

@@ -5,6 +5,9 @@
  * @module
  */
 
+import { lastListValue } from "./client_address.ts";
+import { originAllowedBy } from "./cors.ts";
+
 /** Whether a request's `Origin` (when it has one) may open a WebSocket. */
 export type OriginCheck = (req: Request) => boolean;
 
@@ -43,11 +46,10 @@ export function sameOriginOrAllowed(
   allowed: readonly string[] = [],
   options: { trustProxy?: boolean } = {},
 ): OriginCheck {
-  const anyOrigin = allowed.includes("*");
-  const origins = new Set(allowed);
+  const allowedOrigin = originAllowedBy(allowed);
   return (req) => {
     const origin = req.headers.get("origin");
-    if (origin === null || anyOrigin || origins.has(origin)) return true;
+    if (origin === null || allowedOrigin(origin)) return true;
     let url: URL;
     try {
       url = new URL(origin);
@@ -60,6 +62,6 @@ export function sameOriginOrAllowed(
       ? req.headers.get("x-forwarded-host")
       : null;
     return forwarded !== null &&
-      sameSite(url, forwarded.slice(forwarded.lastIndexOf(",") + 1).trim());
+      sameSite(url, lastListValue(forwarded));
   };
 }

@@ -38,14 +38,23 @@ function decodeHeader(value: string): string | null {
   return decodeUtf8(Uint8Array.from(value, (c) => c.charCodeAt(0))) ?? value;
 }
 
+/**
+ * Splits `<name>-<token>`, as `POST /users` answered it, at its first `-`,
+ * or answers `null` when it has none. The text is taken as it is: a header
+ * value's bytes are decoded by {@linkcode parseCredential}.
+ */
+export function splitCredential(text: string): Credential | null {
+  const dash = text.indexOf("-");
+  return dash === -1
+    ? null
+    : { name: text.slice(0, dash), token: text.slice(dash + 1) };
+}
+
 /** Splits a header value into name and token, or `null` when it has no `-` or a character above U+00FF, which no header carries. */
 export function parseCredential(header: string | null): Credential | null {
-  if (header === null) return null;
-  const dash = header.indexOf("-");
-  if (dash === -1) return null;
-  const name = decodeHeader(header.slice(0, dash));
-  if (name === null) return null;
-  return { name, token: header.slice(dash + 1) };
+  const credential = header === null ? null : splitCredential(header);
+  const name = credential && decodeHeader(credential.name);
+  return credential && name !== null ? { name, token: credential.token } : null;
 }
 
 /**

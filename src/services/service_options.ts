@@ -82,8 +82,11 @@ export interface ServiceOptions {
    */
   corsOrigins?: readonly string[];
   /**
-   * Whether a proxy in front sets `X-Forwarded-Host`: the service's own
-   * origin, which may open WebSockets, is then that host too. Default: no.
+   * Whether a proxy in front says who the client is and which host it
+   * asked for (`X-Forwarded-For`, `X-Forwarded-Host`, the last value of
+   * each): the client's address is then the forwarded one (unless
+   * `clientOf` says otherwise), and the service's own origin, which may
+   * open WebSockets, is that host too. Default: no.
    */
   trustProxy?: boolean;
 }
@@ -126,5 +129,6 @@ export function originCheckOf(options: ServiceOptions): OriginCheck {
 
 /** Who the client of a request is, as the options say. */
 export function clientOfOptions(options: ServiceOptions): ClientAddressOf {
-  return options.clientOf ?? clientAddressOf();
+  return options.clientOf ??
+    clientAddressOf({ trustProxy: options.trustProxy });
 }

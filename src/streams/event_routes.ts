@@ -10,7 +10,12 @@
 import { HttpError } from "../http/http_error.ts";
 import type { ConnectionInfo, Handler, Method } from "../http/router.ts";
 import type { Store, StoreEvent } from "../store/store.ts";
-import { authenticate, recheck, TOKEN_HEADER } from "../services/auth.ts";
+import {
+  authenticate,
+  recheck,
+  splitCredential,
+  TOKEN_HEADER,
+} from "../services/auth.ts";
 import {
   type PresenceTracker,
   presenceTrackerOf,
@@ -232,13 +237,10 @@ function readClientFrames(
     tokenAllowed = false;
     if (token === undefined) return stream.end("bad-frame");
     // The name is text already (a frame is UTF-8), not a header's bytes.
-    const dash = token.indexOf("-");
+    const credential = splitCredential(token);
     let user = null;
     try {
-      user = dash === -1 ? null : await recheck({
-        name: token.slice(0, dash),
-        token: token.slice(dash + 1),
-      }, route.store);
+      user = credential && await recheck(credential, route.store);
     } catch {
       // The store did not answer: the reader may retry on a new socket.
       return stream.end("fault");

@@ -11,6 +11,10 @@ const TOKEN_KEY = "lms-token";
 // The log is bounded: a tab left open for days keeps the newest entries.
 const MAX_ENTRIES = 500;
 const RECONNECT_MS = 3000;
+// A socket that could not open is tried again after this, doubled per
+// failure, up to 32 times as long.
+const SOCKET_RETRY_MS = 1000;
+const SIGNED_OUT = "You are no longer signed in; join again.";
 
 /**
  * @template {HTMLElement} T
@@ -199,7 +203,7 @@ async function loadOnline() {
   presenceWhileLoading = null;
   if (typeof res === "string") return;
   if (res.status === 401) {
-    signOut("You are no longer signed in; join again.");
+    signOut(SIGNED_OUT);
     return;
   }
   if (names === null) return;
@@ -351,7 +355,7 @@ function followAsUser(path, handlers, onOpen) {
       if (lastMessageId) headers["last-event-id"] = lastMessageId;
       const res = await fetch(path, { headers, signal: stop.signal });
       if (res.status === 401) {
-        signOut("You are no longer signed in; join again.");
+        signOut(SIGNED_OUT);
         return;
       }
       if (res.ok && res.body) {
@@ -414,7 +418,6 @@ function followSocket(path, handlers, credential, onOpen, fallback) {
     let opened = false;
     socket.onopen = () => {
       opened = everOpened = true;
-      failures = 0;
       if (credential) socket.send(JSON.stringify({ token: credential }));
       liveStreams.set(path, true);
       showStatus();
@@ -434,12 +437,12 @@ function followSocket(path, handlers, credential, onOpen, fallback) {
         return;
       }
       if (event.code === BAD_TOKEN) {
-        signOut("You are no longer signed in; join again.");
+        signOut(SIGNED_OUT);
         return;
       }
       if (event.code === BAD_FRAME) return;
       failures = opened ? 0 : failures + 1;
-      const pause = 1000 * 2 ** Math.min(failures, 5);
+      const pause = SOCKET_RETRY_MS * 2 ** Math.min(failures, 5);
       setTimeout(() => stopped || open(), pause);
     };
   };
@@ -500,7 +503,7 @@ ui.postForm.addEventListener("submit", async (event) => {
   if (typeof res === "string") {
     showError(ui.postError, res);
   } else if (res.status === 401) {
-    signOut("You are no longer signed in; join again.");
+    signOut(SIGNED_OUT);
   } else if (!res.ok) {
     showError(ui.postError, await refusalOf(res));
   } else {

@@ -11,6 +11,13 @@ const bench = (...flags: string[]) =>
     signal: AbortSignal.timeout(90_000),
   }).output();
 
+/** The cells of each row of the table the bench prints, below its header. */
+function tableRows(out: string): string[][] {
+  // Past the header; the line under it starts "|---".
+  return out.split("\n").filter((line) => line.startsWith("| ")).slice(1)
+    .map((line) => line.split("|").slice(1, -1).map((cell) => cell.trim()));
+}
+
 Deno.test("bench/streams.ts: with 60 readers from one address, every post reaches every reader, on each transport and on the floor", async () => {
   const { code, stdout, stderr } = await bench(
     "--streams=60",
@@ -20,9 +27,7 @@ Deno.test("bench/streams.ts: with 60 readers from one address, every post reache
   );
   const out = new TextDecoder().decode(stdout);
   assert.equal(code, 0, new TextDecoder().decode(stderr));
-  // Past the header; the line under it starts "|---".
-  const rows = out.split("\n").filter((line) => line.startsWith("| "))
-    .slice(1).map((line) => line.split("|").slice(1, -1).map((c) => c.trim()));
+  const rows = tableRows(out);
   // Store, transport, readers, and the last column: posts seen by all.
   assert.deepEqual(
     rows.map((cells) => [cells[0], cells[1], cells[2], cells.at(-1)]),
@@ -48,8 +53,7 @@ Deno.test("bench/streams.ts: the WebSocket readers answer the program's pings, s
   );
   const out = new TextDecoder().decode(stdout);
   assert.equal(code, 0, new TextDecoder().decode(stderr));
-  const program = out.split("\n").find((line) => line.startsWith("| memory "))
-    ?.split("|").slice(1, -1).map((c) => c.trim());
+  const program = tableRows(out).find((cells) => cells[0] === "memory");
   assert.ok(program, out);
   // Pings answered, then posts seen by all.
   assert.ok(Number(program.at(-2)) >= 20, out);

@@ -10,7 +10,7 @@ import {
   SERVICE_LIMITS,
   type ServiceOptions,
 } from "../../src/services/service_options.ts";
-import { call } from "../_support/call.ts";
+import { call, connectionFrom } from "../_support/call.ts";
 
 const quote = (length: number) => `A${"a".repeat(length - 2)}.`;
 
@@ -75,6 +75,30 @@ Deno.test("the stream caps reach the handler: past maxStreams 503, past a client
     assert.equal((await open("a")).status, 429);
     assert.equal((await open("b")).status, 200);
     assert.equal((await open("c")).status, 503);
+  } finally {
+    stopping.abort();
+  }
+});
+
+Deno.test("trustProxy alone makes the forwarded address the client the stream caps count", async () => {
+  const stopping = new AbortController();
+  const service = createQuoteService({
+    maxStreamsPerClient: 1,
+    trustProxy: true,
+    stopSignal: stopping.signal,
+  });
+  // Every request comes through the one proxy at 10.0.0.1.
+  const open = (client: string) =>
+    service(
+      new Request("http://service.test/quote/events", {
+        headers: { "x-forwarded-for": `203.0.113.9, ${client}` },
+      }),
+      connectionFrom("10.0.0.1"),
+    );
+  try {
+    assert.equal((await open("192.0.2.1")).status, 200);
+    assert.equal((await open("192.0.2.1")).status, 429);
+    assert.equal((await open("192.0.2.2")).status, 200, "another client");
   } finally {
     stopping.abort();
   }

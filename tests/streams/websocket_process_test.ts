@@ -183,23 +183,18 @@ Deno.test("WebSocket and event streams count together against both caps: 429 pas
     assert.equal(sse.status, 200);
     const socket = await openSocket(`${url}quote/events`, from("192.0.2.1"));
     await socket.frames(1);
-    const refusedUpgrade = await rawUpgrade(`${url}events`, from("192.0.2.1"));
-    refusedUpgrade.conn.close();
-    assert.equal(refusedUpgrade.status, 429);
-    const refusedStream = await fetch(`${url}events`, {
-      headers: from("192.0.2.1"),
-    });
-    assert.equal(refusedStream.status, 429);
-    await refusedStream.body?.cancel();
+    /** Asserts that `address` is refused `status` over both transports. */
+    const refusedBothWays = async (address: string, status: number) => {
+      const upgrade = await rawUpgrade(`${url}events`, from(address));
+      upgrade.conn.close();
+      assert.equal(upgrade.status, status, `an upgrade from ${address}`);
+      const stream = await fetch(`${url}events`, { headers: from(address) });
+      await stream.body?.cancel();
+      assert.equal(stream.status, status, `an event stream from ${address}`);
+    };
+    await refusedBothWays("192.0.2.1", 429);
     const other = await openSocket(`${url}events`, from("192.0.2.2"));
-    const full = await rawUpgrade(`${url}events`, from("192.0.2.3"));
-    full.conn.close();
-    assert.equal(full.status, 503);
-    const fullStream = await fetch(`${url}events`, {
-      headers: from("192.0.2.3"),
-    });
-    assert.equal(fullStream.status, 503);
-    await fullStream.body?.cancel();
+    await refusedBothWays("192.0.2.3", 503);
     await sse.body?.cancel();
     socket.close();
     other.close();
