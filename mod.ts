@@ -22,7 +22,7 @@
  * @module
  */
 
-export { createHandler, type HandlerOptions } from "./src/services/app.ts";
+export { createHandler, type HandlerOptions } from "./src/program/app.ts";
 export type {
   ServiceName,
   ServiceSelection,
@@ -50,7 +50,7 @@ export {
 } from "./src/http/client_address.ts";
 export type { RateLimit } from "./src/store/token_buckets.ts";
 export { MemoryStore } from "./src/store/memory_store.ts";
-export { openStore, type OpenStoreOptions } from "./src/store/open_store.ts";
+export { openStore, type OpenStoreOptions } from "./src/program/open_store.ts";
 export {
   type Allowance,
   type Awaitable,

@@ -4,8 +4,8 @@
  * @module
  */
 
-import { createHandler } from "../src/services/app.ts";
-import { authenticate } from "../src/services/auth.ts";
+import { createHandler } from "../src/program/app.ts";
+import { authenticate } from "../src/auth/auth.ts";
 import { MemoryStore } from "../src/store/memory_store.ts";
 import { checkMessage } from "../src/services/message_check.ts";
 import { pathOf } from "../src/http/request_path.ts";

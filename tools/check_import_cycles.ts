@@ -1,11 +1,31 @@
 /**
- * Fails when the project's own modules import each other in a cycle, static
- * or dynamic imports alike: layers must point one way. Run by
- * `deno task check`.
+ * Fails when the project's own modules import each other in a cycle (static
+ * or dynamic imports alike), or when a folder of `src/` imports a folder
+ * above it in {@link LAYERS}: folders point one way, lowest first. The folder
+ * graph lives in `docs/architecture.md` between `<!-- folders -->` and
+ * `<!-- /folders -->`. Run by `deno task check`.
  * @module
  */
 
 import { denoJson, LIBRARY_ENTRIES, PROGRAM_ENTRIES } from "./entries.ts";
+
+/** The folders of `src/`, lowest first: each imports only those before it. */
+export const LAYERS = [
+  "timers",
+  "limits",
+  "http",
+  "client",
+  "store",
+  "store/redis",
+  "auth",
+  "presence",
+  "streams",
+  "operations",
+  "web",
+  "services",
+  "openapi",
+  "program",
+];
 
 interface Dependency {
   code?: { specifier: string };
@@ -19,6 +39,7 @@ interface ModuleInfo {
 const root = new URL("../", import.meta.url).href;
 const ours = (specifier: string) =>
   specifier.startsWith(root) && !specifier.includes("/node_modules/");
+const short = (s: string) => s.slice(root.length);
 
 /** The project's import graph: module to the modules it imports. */
 async function graphOf(entries: string[]): Promise<Map<string, string[]>> {
@@ -58,13 +79,86 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return cycles;
 }
 
-const graph = await graphOf([...LIBRARY_ENTRIES, ...PROGRAM_ENTRIES]);
-const cycles = cyclesOf(graph);
-const short = (s: string) => s.slice(root.length);
-if (cycles.length > 0) {
-  for (const cycle of cycles) {
-    console.error(`import cycle: ${cycle.map(short).join(" -> ")}`);
-  }
-  Deno.exit(1);
+/** The `src/` folder a module lives in, or undefined outside `src/`. */
+function folderOf(specifier: string): string | undefined {
+  const path = short(specifier);
+  const end = path.lastIndexOf("/");
+  if (!path.startsWith("src/") || end < "src/".length) return undefined;
+  return path.slice("src/".length, end);
 }
-console.log(`no import cycles among ${graph.size} modules`);
+
+/** Folder to the folders it imports, each with one import that shows it. */
+function foldersOf(graph: Map<string, string[]>) {
+  const folders = new Map<string, Map<string, string>>();
+  for (const [from, targets] of graph) {
+    const a = folderOf(from);
+    if (a === undefined) continue;
+    if (!folders.has(a)) folders.set(a, new Map());
+    for (const to of targets) {
+      const b = folderOf(to);
+      if (b === undefined || b === a) continue;
+      folders.get(a)!.set(b, `${short(from)} -> ${short(to)}`);
+    }
+  }
+  return folders;
+}
+
+/** Each import of a folder that is not below the importer in `LAYERS`. */
+function upwardImports(folders: Map<string, Map<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const [from, targets] of folders) {
+    const rank = LAYERS.indexOf(from);
+    if (rank < 0) problems.push(`folder src/${from} has no place in LAYERS`);
+    for (const [to, example] of targets) {
+      if (LAYERS.indexOf(to) >= rank && rank >= 0) {
+        problems.push(
+          `folder src/${from} imports src/${to} above it: ${example}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/** The folder graph as Markdown: each folder, lowest first, and what it imports. */
+function graphMarkdown(folders: Map<string, Map<string, string>>): string {
+  const rows = LAYERS.filter((f) => folders.has(f)).map((f) => {
+    const uses = [...folders.get(f)!.keys()]
+      .sort((a, b) => LAYERS.indexOf(b) - LAYERS.indexOf(a))
+      .map((u) => `\`${u}\``).join(", ");
+    return `| \`${f}\` | ${uses || "(nothing of ours)"} |`;
+  });
+  return ["| folder | imports |", "| --- | --- |", ...rows].join("\n");
+}
+
+if (import.meta.main) {
+  const graph = await graphOf([...LIBRARY_ENTRIES, ...PROGRAM_ENTRIES]);
+  const folders = foldersOf(graph);
+  const problems = [
+    ...cyclesOf(graph).map((c) => `import cycle: ${c.map(short).join(" -> ")}`),
+    ...upwardImports(folders),
+  ];
+  // `--docs=FILE` checks the folder graph marked in FILE; with `--write`
+  // the graph is written there instead.
+  const docs = Deno.args.find((a) => a.startsWith("--docs="));
+  if (docs) {
+    const file = docs.slice("--docs=".length);
+    const page = await Deno.readTextFile(file);
+    const current = page.replace(
+      /(<!-- folders -->)[^]*?(<!-- \/folders -->)/,
+      (_, start, end) => `${start}\n\n${graphMarkdown(folders)}\n\n${end}`,
+    );
+    // deno fmt pads the table's columns; compare what the cells say.
+    const cells = (text: string) =>
+      text.replace(/ +/g, " ").replace(/-{3,}/g, "---");
+    if (Deno.args.includes("--write")) await Deno.writeTextFile(file, current);
+    else if (cells(current) !== cells(page)) {
+      problems.push(`${file}: the folder graph is not current (--write)`);
+    }
+  }
+  for (const problem of problems) console.error(problem);
+  if (problems.length > 0) Deno.exit(1);
+  console.log(
+    `no import cycles among ${graph.size} modules; ${folders.size} folders point one way`,
+  );
+}

@@ -10,7 +10,7 @@
 import { checkMessage } from "../../src/services/message_check.ts";
 import { nameProblem } from "../../src/services/user_name.ts";
 import { quoteErrors } from "../../src/services/quote_check.ts";
-import { timingSafeEqual } from "../../src/services/auth.ts";
+import { timingSafeEqual } from "../../src/auth/auth.ts";
 
 /** An answer: the status and the value to send as JSON. */
 export interface Answer {

@@ -75,6 +75,7 @@ const EMPTY = new Uint8Array(0);
 type EndRead = (error: HttpError) => void;
 
 /** Builds a reader that applies `limits` to every body it reads. */
+// deno-lint-ignore lms/max-function-lines -- too long; split by the 0.3.0 redesign
 export function createBodyReader(limits: BodyLimits): BodyReader {
   const { maxBytes, timeoutMs, signal } = limits;
   // Reads in progress, so one timer and one stop listener serve them all.

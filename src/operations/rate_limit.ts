@@ -13,7 +13,7 @@ import { errorResponse } from "../http/response.ts";
 import type { ConnectionInfo } from "../http/router.ts";
 import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
-import { isWithin } from "../store/whole_range.ts";
+import { isWithin } from "../limits/whole_range.ts";
 
 /**
  * The rates a rate limit may have; the program's `--rate-limit` takes the

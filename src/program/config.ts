@@ -13,7 +13,7 @@ import {
   RATE_LIMIT_BOUNDS,
 } from "../operations/rate_limit.ts";
 import { SERVICE_LIMITS } from "../services/service_options.ts";
-import { isStoreSpec } from "../store/open_store.ts";
+import { isStoreSpec } from "./open_store.ts";
 import { redactUrl } from "../store/redis/store_url.ts";
 import { FORGET_USERS_AFTER, STORE_LIMITS } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";

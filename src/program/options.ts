@@ -12,7 +12,7 @@ import {
   type WholeLimit,
   type WholeRange,
   wholeRangeText,
-} from "../store/whole_range.ts";
+} from "../limits/whole_range.ts";
 
 /** A flag or value the program cannot start with; exits 2. */
 export class UsageError extends Error {}

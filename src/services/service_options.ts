@@ -11,7 +11,7 @@ import {
   type ClientAddressOf,
   clientAddressOf,
 } from "../http/client_address.ts";
-import { checkWithin, type WholeLimit } from "../store/whole_range.ts";
+import { checkWithin, type WholeLimit } from "../limits/whole_range.ts";
 import { type OriginCheck, sameOriginOrAllowed } from "../http/origin.ts";
 
 /**

@@ -14,7 +14,7 @@ import {
   checkWithin,
   type WholeLimit,
   type WholeRange,
-} from "./whole_range.ts";
+} from "../limits/whole_range.ts";
 
 /**
  * A value now, or later: the memory store answers synchronously, Redis does not.

@@ -15,7 +15,7 @@ import {
   recheck,
   splitCredential,
   TOKEN_HEADER,
-} from "../services/auth.ts";
+} from "../auth/auth.ts";
 import {
   type PresenceTracker,
   presenceTrackerOf,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { call } from "../_support/call.ts";
 
 const ALLOWED = "https://pages.example";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { InFlight } from "../../src/http/drain.ts";
 import { observeResponses } from "../../src/http/observe_responses.ts";
 import type { Handler } from "../../src/http/router.ts";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 
 const req = () => new Request("http://service.test/");
 

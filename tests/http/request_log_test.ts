@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { bufferedSink, requestLogger } from "../../src/http/request_log.ts";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 
 function collecting(options: { maxBytes?: number; delayMs?: number } = {}) {
   const writes: string[] = [];

@@ -4,7 +4,7 @@
  * sampled values follow the service's state.
  */
 import assert from "node:assert/strict";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { StoreUnavailableError } from "../../src/store/store.ts";
 import { DURATION_BUCKETS } from "../../src/operations/metrics.ts";

@@ -1,6 +1,6 @@
 /** `/healthz` and `/readyz` at handler level, whatever services are selected. */
 import assert from "node:assert/strict";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { call, CONTENT_TYPE } from "../_support/call.ts";
 

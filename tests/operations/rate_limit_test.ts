@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { clientAddressOf } from "../../src/http/client_address.ts";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { call, CONTENT_TYPE } from "../_support/call.ts";
 

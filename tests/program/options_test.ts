@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import config from "../../deno.json" with { type: "json" };
 import { OPTIONS, USAGE, WATCH_VARIABLE } from "../../src/program/config.ts";
 import { optionsMarkdown, variablesOf } from "../../src/program/options.ts";
-import { REDIS_CLIENT_VARIABLES } from "../../src/store/open_store.ts";
+import { REDIS_CLIENT_VARIABLES } from "../../src/program/open_store.ts";
 import {
   docPages,
   marked,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { parseFlags } from "../../src/program/config.ts";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 
 const SEED = 20261124;

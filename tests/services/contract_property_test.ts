@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import type { Store } from "../../src/store/store.ts";
 import { type Answer, call, storeTest } from "../_support/call.ts";
 

@@ -4,7 +4,7 @@
  * Redis in the service tests; several processes in the multiprocess suite.
  */
 import assert from "node:assert/strict";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { RedisStore } from "../../src/store/redis/redis_store.ts";
 import { call } from "../_support/call.ts";
 import {

@@ -4,7 +4,7 @@
  * stream cap, slow readers, and ending every stream when the server stops.
  */
 import assert from "node:assert/strict";
-import { createHandler, type HandlerOptions } from "../../src/services/app.ts";
+import { createHandler, type HandlerOptions } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import type { Store, StoreEvent } from "../../src/store/store.ts";
 import { call, connectionFrom, storeTest } from "../_support/call.ts";

@@ -4,7 +4,7 @@
  * reader gets, and what unregistering does to all three.
  */
 import assert from "node:assert/strict";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import type { Handler } from "../../src/http/router.ts";
 import type { Store } from "../../src/store/store.ts";
 import { call, CONTENT_TYPE, storeTest, utf8Header } from "../_support/call.ts";

@@ -36,7 +36,7 @@ import {
   type StoreEvent,
   type StoreLimits,
 } from "../store.ts";
-import { checkWithin } from "../whole_range.ts";
+import { checkWithin } from "../../limits/whole_range.ts";
 import { RedisPresence } from "./presence.ts";
 import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";

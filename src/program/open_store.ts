@@ -6,9 +6,9 @@
  * @module
  */
 
-import { MemoryStore } from "./memory_store.ts";
-import { isRedisUrl } from "./redis/store_url.ts";
-import type { Store, StoreLimits } from "./store.ts";
+import { MemoryStore } from "../store/memory_store.ts";
+import { isRedisUrl } from "../store/redis/store_url.ts";
+import type { Store, StoreLimits } from "../store/store.ts";
 
 /**
  * The variables the `redis` npm client reads once connected. A program
@@ -72,7 +72,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     throw new TypeError(`not a store: ${options.store}`);
   }
   // Dynamic, so that a process on the memory store never loads the client.
-  const { RedisStore } = await import("./redis/redis_store.ts");
+  const { RedisStore } = await import("../store/redis/redis_store.ts");
   return await RedisStore.connect({
     url: options.store,
     prefix: options.redisPrefix,

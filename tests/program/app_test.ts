@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createHandler } from "../../src/services/app.ts";
+import { createHandler } from "../../src/program/app.ts";
 import { createMessagingService } from "../../src/services/messaging.ts";
 import { createQuoteService } from "../../src/services/quote.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { newToken } from "../../src/services/token.ts";
+import { newToken } from "../../src/auth/token.ts";
 
 Deno.test("a token is 40 lowercase hex digits, and no two are alike across pool refills", () => {
   // 2,000 draws cross the pool of 512 tokens' bytes three times.

@@ -22,11 +22,17 @@ import {
 import { openApiDocument } from "../openapi/openapi_document.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import { StoreUnavailableError } from "../store/store.ts";
-import { messagingRoutes } from "./messaging.ts";
-import { quoteRoutes } from "./quote.ts";
-import { type ServiceOptions, streamHubOf } from "./service_options.ts";
-import { type ServiceSelection, servicesOf } from "./service_names.ts";
-import { mapStoreError } from "./store_errors.ts";
+import { messagingRoutes } from "../services/messaging.ts";
+import { quoteRoutes } from "../services/quote.ts";
+import {
+  type ServiceOptions,
+  streamHubOf,
+} from "../services/service_options.ts";
+import {
+  type ServiceSelection,
+  servicesOf,
+} from "../services/service_names.ts";
+import { mapStoreError } from "../services/store_errors.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { Metrics } from "../operations/metrics.ts";
 import { operationRoutes } from "../operations/operation_routes.ts";

@@ -3,7 +3,7 @@ import {
   authenticate,
   parseCredential,
   timingSafeEqual,
-} from "../../src/services/auth.ts";
+} from "../../src/auth/auth.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import { utf8Header } from "../_support/call.ts";
 
