@@ -4,6 +4,7 @@
  */
 
 import type { ErrorEntry } from "../http/response.ts";
+import { parsePosted } from "./posted_json.ts";
 
 /** The outcome of {@linkcode checkMessage}: the message to store, or the entries refusing it. */
 export type Check =
@@ -19,13 +20,16 @@ function bodyError(name: string, description: string): Check {
  * they pass, returns the message to store with `color` and `user` set.
  */
 export function checkMessage(body: string | null, user: string): Check {
-  let parsed: unknown;
-  try {
-    if (body === null) throw new SyntaxError("not UTF-8");
-    parsed = JSON.parse(body);
-  } catch {
-    return bodyError("message", "Not valid JSON");
+  const posted = body === null
+    ? { ok: false as const, refusal: "invalid" as const }
+    : parsePosted(body);
+  if (!posted.ok) {
+    return bodyError(
+      "message",
+      posted.refusal === "invalid" ? "Not valid JSON" : "Nested too deeply",
+    );
   }
+  const parsed = posted.value;
   if (
     typeof parsed !== "object" || parsed === null || Array.isArray(parsed) ||
     !Object.hasOwn(parsed, "text")

