@@ -216,3 +216,35 @@ Deno.test("--forget-users-after on the memory store: an idle user is forgotten a
     assert.equal(await server.stop(), 0);
   }
 });
+
+Deno.test({
+  name:
+    "DELETE /users through one process ends the user's streams in the other, within a second",
+  ignore,
+  async fn() {
+    await withCluster(2, [], async ([a, b]) => {
+      const ann = await register(a.url, "ann");
+      const annStream = await follow(a.url, ann);
+      const bob = await register(b.url, "bob");
+      assert.deepEqual(await online(b.url, bob), ["ann"]);
+      const started = performance.now();
+      const gone = await fetch(`${b.url}users`, {
+        method: "DELETE",
+        headers: { "x-messaging-token": utf8Header(ann) },
+      });
+      assert.equal(gone.status, 200);
+      await gone.body?.cancel();
+      const presence: unknown[] = [];
+      for (let i = 0; i < 100; i++) {
+        const item = await annStream.next(1000);
+        if (item === null) break;
+        if (item.type === "event" && item.event === "presence") {
+          presence.push(JSON.parse(item.data));
+        }
+      }
+      assert.ok(performance.now() - started < 1000);
+      assert.deepEqual(presence.at(-1), { name: "ann", registered: false });
+      await annStream.close();
+    });
+  },
+});

@@ -126,6 +126,20 @@ export const OPTIONS = {
     help: "event streams one client may keep open; past it 429",
     ...whole(SERVICE_LIMITS.maxStreamsPerClient),
   }),
+  maxWebSocketsPerClient: valueOption({
+    flag: "max-websockets-per-client",
+    variable: { name: "LMS_MAX_WEBSOCKETS_PER_CLIENT", serve: true },
+    help:
+      "how many of a client's streams may be WebSockets (Deno holds each client frame whole, up to 64 MiB); past it 429",
+    ...whole(SERVICE_LIMITS.maxWebSocketsPerClient),
+  }),
+  websocket: valueOption({
+    flag: "websocket",
+    variable: { name: "LMS_WEBSOCKET", serve: true },
+    help:
+      "off: the stream routes refuse WebSocket upgrades (400), event streams only",
+    ...oneOf("on|off", ["on", "off"], "on"),
+  }),
   maxStreamBufferBytes: valueOption({
     flag: "max-stream-buffer-bytes",
     variable: { name: "LMS_MAX_STREAM_BUFFER_BYTES", serve: true },

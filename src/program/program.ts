@@ -69,6 +69,8 @@ export async function setUpProgram(
     heartbeatMs: config.heartbeatMs,
     maxStreams: config.maxStreams,
     maxStreamsPerClient: config.maxStreamsPerClient,
+    maxWebSocketsPerClient: config.maxWebSocketsPerClient,
+    webSockets: config.websocket === "on",
     maxStreamBufferBytes: config.maxStreamBufferBytes,
     rateLimit: config.rateLimit,
     clientOf,

@@ -27,9 +27,9 @@ import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   bodyReaderOf,
   clientOfOptions,
-  originCheckOf,
   type ServiceOptions,
   streamHubOf,
+  streamRouteOptionsOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "../auth/token.ts";
@@ -147,10 +147,11 @@ export function messagingRoutes(
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
     "/users/online": { GET: listOnline },
     "/": { GET: readMessages, POST: postMessage },
-    "/events": messageEventsRoute(store, hub, {
-      clientOf,
-      originOf: originCheckOf(options),
-    }),
+    "/events": messageEventsRoute(
+      store,
+      hub,
+      streamRouteOptionsOf(options, clientOf),
+    ),
   };
 }
 

@@ -14,9 +14,9 @@ import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   bodyReaderOf,
   clientOfOptions,
-  originCheckOf,
   type ServiceOptions,
   streamHubOf,
+  streamRouteOptionsOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { allowanceOf } from "../operations/rate_limit.ts";
@@ -56,10 +56,11 @@ export function quoteRoutes(
         return jsonResponse(NULL_BODY);
       },
     },
-    "/quote/events": quoteEventsRoute(store, hub, {
-      clientOf,
-      originOf: originCheckOf(options),
-    }),
+    "/quote/events": quoteEventsRoute(
+      store,
+      hub,
+      streamRouteOptionsOf(options, clientOf),
+    ),
   };
 }
 

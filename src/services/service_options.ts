@@ -12,7 +12,8 @@ import {
   clientAddressOf,
 } from "../http/client_address.ts";
 import { checkWithin, type WholeLimit } from "../limits/whole_range.ts";
-import { type OriginCheck, sameOriginOrAllowed } from "../http/origin.ts";
+import { sameOriginOrAllowed } from "../http/origin.ts";
+import type { StreamRouteOptions } from "../streams/event_routes.ts";
 
 /**
  * The default and the range of each number in {@linkcode ServiceOptions}:
@@ -25,6 +26,7 @@ export const SERVICE_LIMITS = {
   heartbeatMs: HEARTBEAT_MS,
   maxStreams: { default: 10_000, min: 1, max: 1_000_000 },
   maxStreamsPerClient: { default: 20, min: 1, max: 1_000_000 },
+  maxWebSocketsPerClient: { default: 4, min: 1, max: 1_000_000 },
   maxStreamBufferBytes: { default: 64 * 1024 * 1024, min: 1, max: 2 ** 40 },
 } as const satisfies Record<string, WholeLimit>;
 
@@ -58,6 +60,15 @@ export interface ServiceOptions {
   maxStreams?: number;
   /** How many event streams one client may have open at once; past it `GET /events` is 429. 1 to 1,000,000; default 20. */
   maxStreamsPerClient?: number;
+  /**
+   * How many of one client's streams may be WebSockets; past it an upgrade
+   * is 429. Deno holds each client frame whole before the program sees it
+   * (up to 64 MiB), so this bounds what one client can make the process
+   * hold. 1 to 1,000,000; default 4.
+   */
+  maxWebSocketsPerClient?: number;
+  /** Whether an upgrade on a stream route opens a WebSocket; when not, it is refused (400). Default: true. */
+  webSockets?: boolean;
   /**
    * How many bytes may wait for all event-stream readers together; past it
    * the readers furthest behind are ended first (each may reconnect and
@@ -115,16 +126,24 @@ export function streamHubOf(options: ServiceOptions): StreamHub {
     heartbeatMs: limitOf(options, "heartbeatMs"),
     maxStreams: limitOf(options, "maxStreams"),
     maxStreamsPerClient: limitOf(options, "maxStreamsPerClient"),
+    maxWebSocketsPerClient: limitOf(options, "maxWebSocketsPerClient"),
     maxTotalQueuedBytes: limitOf(options, "maxStreamBufferBytes"),
     signal: options.stopSignal,
   });
 }
 
-/** Which pages may open a stream's WebSocket, as the options say. */
-export function originCheckOf(options: ServiceOptions): OriginCheck {
-  return sameOriginOrAllowed(options.corsOrigins, {
-    trustProxy: options.trustProxy,
-  });
+/** How the stream routes tell clients apart and take WebSockets, as the options say. */
+export function streamRouteOptionsOf(
+  options: ServiceOptions,
+  clientOf: ClientAddressOf,
+): StreamRouteOptions {
+  return {
+    clientOf,
+    originOf: sameOriginOrAllowed(options.corsOrigins, {
+      trustProxy: options.trustProxy,
+    }),
+    webSockets: options.webSockets ?? true,
+  };
 }
 
 /** Who the client of a request is, as the options say. */

@@ -24,7 +24,12 @@ import {
   EVENT_STREAM_CONTENT_TYPE,
   StreamEvent,
 } from "./event_stream_format.ts";
-import type { EventStream, StreamHub, StreamRefusal } from "./stream_hub.ts";
+import type {
+  EventStream,
+  StreamHub,
+  StreamKind,
+  StreamRefusal,
+} from "./stream_hub.ts";
 import type { ClientAddressOf } from "../http/client_address.ts";
 import { MessageChunks } from "./message_chunks.ts";
 import { SseTransport } from "./sse_transport.ts";
@@ -103,7 +108,20 @@ const REFUSALS = {
     description:
       "Too many event streams are open from this client; close one first",
   }], CAP_RETRY),
+  "client-websockets-full": new HttpError(429, [{
+    location: "url",
+    name: "events",
+    description:
+      "Too many WebSockets are open from this client; close one first, or follow with an event stream",
+  }], CAP_RETRY),
 } satisfies Record<StreamRefusal, HttpError>;
+
+const WEBSOCKET_OFF = new HttpError(400, [{
+  location: "url",
+  name: "upgrade",
+  description:
+    "WebSockets are turned off on this server; follow with an event stream (GET without Upgrade)",
+}]);
 
 /** What both transports of one route share. */
 interface StreamRoute {
@@ -112,6 +130,7 @@ interface StreamRoute {
   topic: string;
   clientOf: ClientAddressOf;
   originOf: OriginCheck;
+  webSockets: boolean;
   /** Writes a new stream's first events. */
   catchUp: (req: Request, stream: EventStream) => Promise<void>;
   /** Counts authenticated readers online; only where presence is told (messages). */
@@ -130,10 +149,17 @@ function openOn<T extends Transport>(
   client: string,
   transport: TransportFactory<T>,
   connection: Promise<unknown> | undefined,
+  kind: StreamKind,
 ): { stream: EventStream<T>; epoch: number } {
   const epoch = route.store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
-  const stream = route.hub.open(route.topic, client, transport, connection);
+  const stream = route.hub.open(
+    route.topic,
+    client,
+    transport,
+    connection,
+    kind,
+  );
   if (typeof stream === "string") throw REFUSALS[stream];
   return { stream, epoch };
 }
@@ -186,7 +212,9 @@ async function openEventStream(
     client,
     (gone, share) => new SseTransport(gone, share),
     info?.completed,
+    "events",
   );
+  stream.reader = reader;
   if (!(await catchUpThenLive(route, req, stream, epoch))) {
     throw stream.endedFor === "overflow" ? READERS_BEHIND : NOT_FOLLOWING;
   }
@@ -246,6 +274,7 @@ function readClientFrames(
       return stream.end("fault");
     }
     if (user === null) return stream.end("bad-token");
+    stream.reader = user.name;
     if (stream.open && route.presence !== undefined) {
       stream.whenEnded(route.presence.streamOpened(user.name));
     }
@@ -269,33 +298,40 @@ function openWebSocket(
 ): Response {
   let response: Response | undefined;
   const closed = Promise.withResolvers<void>();
-  const { stream, epoch } = openOn(route, client, (gone, share) => {
-    // Deno closes the request as it upgrades, and a header read after
-    // that (by the request log, the metrics) throws; headers read once
-    // before stay readable.
-    for (const _ of req.headers) { /* read them all */ }
-    let upgrade: Deno.WebSocketUpgrade;
-    try {
-      upgrade = Deno.upgradeWebSocket(req, {
-        // Deno pings after half of this without a frame from the client,
-        // and closes the socket when no pong came within the other half.
-        idleTimeout: (2 * route.hub.heartbeatMs) / 1000,
-      });
-    } catch (error) {
-      throw new HttpError(400, [{
-        location: "url",
-        name: "upgrade",
-        description: `Not a WebSocket upgrade request: ${
-          (error as Error).message
-        }`,
-      }]);
-    }
-    response = upgrade.response;
-    for (const type of ["close", "error"]) {
-      upgrade.socket.addEventListener(type, () => closed.resolve());
-    }
-    return new WebSocketTransport(upgrade.socket, gone, share);
-  }, closed.promise);
+  const { stream, epoch } = openOn(
+    route,
+    client,
+    (gone, share) => {
+      // Deno closes the request as it upgrades, and a header read after
+      // that (by the request log, the metrics) throws; headers read once
+      // before stay readable.
+      for (const _ of req.headers) { /* read them all */ }
+      let upgrade: Deno.WebSocketUpgrade;
+      try {
+        upgrade = Deno.upgradeWebSocket(req, {
+          // Deno pings after half of this without a frame from the client,
+          // and closes the socket when no pong came within the other half.
+          idleTimeout: (2 * route.hub.heartbeatMs) / 1000,
+        });
+      } catch (error) {
+        throw new HttpError(400, [{
+          location: "url",
+          name: "upgrade",
+          description: `Not a WebSocket upgrade request: ${
+            (error as Error).message
+          }`,
+        }]);
+      }
+      response = upgrade.response;
+      for (const type of ["close", "error"]) {
+        upgrade.socket.addEventListener(type, () => closed.resolve());
+      }
+      return new WebSocketTransport(upgrade.socket, gone, share);
+    },
+    closed.promise,
+    "websocket",
+  );
+  stream.reader = reader;
   readClientFrames(route, stream, reader !== undefined);
   catchUpThenLive(route, req, stream, epoch).then((live) => {
     if (live && reader !== undefined && route.presence !== undefined) {
@@ -349,6 +385,7 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
       const webSocket = isWebSocketUpgrade(req);
+      if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
       // A foreign page is refused before anything else is looked at.
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
       const reader = route.presence === undefined
@@ -375,6 +412,8 @@ export interface StreamRouteOptions {
   clientOf: ClientAddressOf;
   /** Whether a browser's upgrade comes from an origin that may read the stream. */
   originOf: OriginCheck;
+  /** Whether an upgrade opens a WebSocket; when not, it is refused (400). */
+  webSockets: boolean;
 }
 
 /**
@@ -404,6 +443,10 @@ export function messageEventsRoute(
           "messages",
           () => new StreamEvent("presence", presenceData(event)),
         );
+        // Its own streams hear it too, then end: the name may be taken anew.
+        if (event.kind === "unregistered") {
+          hub.endReader("messages", event.name, "unregistered");
+        }
       } else if (event.kind === "reset") hub.endAll("messages");
     }));
   return streamMethods({

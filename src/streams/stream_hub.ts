@@ -24,6 +24,11 @@ export interface StreamHubOptions {
   maxStreams: number;
   /** How many streams one client may have open at once. Default: as many as `maxStreams`. */
   maxStreamsPerClient?: number;
+  /**
+   * How many of those may be WebSockets: Deno holds a client's frame whole
+   * (up to 64 MiB) before the program sees it. Default: as many as streams.
+   */
+  maxWebSocketsPerClient?: number;
   /** After this many milliseconds without an event, a stream gets a heartbeat. */
   heartbeatMs: number;
   /** Past this many bytes waiting for one reader, its stream is ended. Default 1 MiB. */
@@ -46,6 +51,10 @@ export class EventStream<T extends Transport = Transport> {
   lastId = 0;
   /** Who reads it, as the hub counts clients. */
   readonly client: string;
+  /** The user it is authenticated as, if any: unregistering them ends it. */
+  reader: string | undefined;
+  /** The places it holds under the per-client caps, freed together. */
+  readonly places: readonly string[];
   #hub: StreamHub;
   #share: BudgetShare;
   #lastWrite = performance.now();
@@ -78,9 +87,12 @@ export class EventStream<T extends Transport = Transport> {
     client: string,
     transport: TransportFactory<T>,
     connection?: Promise<unknown>,
+    places: readonly string[] = [client],
   ) {
     this.#hub = hub;
     this.client = client;
+    this.reader = undefined;
+    this.places = places;
     this.#share = hub.budget.share(
       () => this.transport.queuedBytes,
       () => this.end("overflow"),
@@ -201,7 +213,13 @@ interface Feed {
  * Why {@linkcode StreamHub.open} refused a stream: the process holds as
  * many as it may (or is stopping), or the client does.
  */
-export type StreamRefusal = "full" | "client-full";
+export type StreamRefusal = "full" | "client-full" | "client-websockets-full";
+
+/** What carries a stream, for the per-client caps. */
+export type StreamKind = "events" | "websocket";
+
+/** The place a client's WebSockets are counted under, apart from its streams. */
+const webSocketPlace = (client: string) => `websocket ${client}`;
 
 /** The open streams of a process, by topic. */
 export class StreamHub {
@@ -211,8 +229,13 @@ export class StreamHub {
   readonly budget: StreamBudget;
   readonly #maxStreams: number;
   readonly #maxPerClient: number;
-  /** Streams holding places (open, or ended but still connected) by client; a client with none has no entry. */
-  #perClient = new Map<string, number>();
+  readonly #maxWebSocketsPerClient: number;
+  /**
+   * Places held (by open streams, or ended but still connected ones) under
+   * the per-client caps: a client's streams under its address, its
+   * WebSockets under {@linkcode webSocketPlace}. No entry: none held.
+   */
+  #places = new Map<string, number>();
   /** Ended streams whose connection is not gone yet: they still hold their places. */
   #closing = new Set<EventStream>();
   /** After this many milliseconds without an event, a stream gets a heartbeat. */
@@ -227,6 +250,8 @@ export class StreamHub {
   constructor(options: StreamHubOptions) {
     this.#maxStreams = options.maxStreams;
     this.#maxPerClient = options.maxStreamsPerClient ?? options.maxStreams;
+    this.#maxWebSocketsPerClient = options.maxWebSocketsPerClient ??
+      this.#maxPerClient;
     this.heartbeatMs = options.heartbeatMs;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 1024 * 1024;
     this.budget = new StreamBudget(
@@ -282,18 +307,25 @@ export class StreamHub {
     client: string,
     transport: TransportFactory<T>,
     connection?: Promise<unknown>,
+    kind: StreamKind = "events",
   ): EventStream<T> | StreamRefusal {
     if (this.#stopped || this.size + this.closing >= this.#maxStreams) {
       return "full";
     }
-    const clientStreams = this.#perClient.get(client) ?? 0;
+    const places = kind === "websocket"
+      ? [client, webSocketPlace(client)]
+      : [client];
     // A handler called without the connection cannot tell its clients
     // apart: holding them all to one client's share would refuse strangers.
-    if (clientStreams >= this.#maxPerClient && client !== UNKNOWN_CLIENT) {
-      return "client-full";
+    if (client !== UNKNOWN_CLIENT) {
+      if (this.#held(client) >= this.#maxPerClient) return "client-full";
+      if (
+        kind === "websocket" &&
+        this.#held(webSocketPlace(client)) >= this.#maxWebSocketsPerClient
+      ) return "client-websockets-full";
     }
-    const stream = new EventStream(this, client, transport, connection);
-    this.#perClient.set(client, clientStreams + 1);
+    const stream = new EventStream(this, client, transport, connection, places);
+    for (const place of places) this.#places.set(place, this.#held(place) + 1);
     let readers = this.#topics.get(topic);
     if (readers === undefined) this.#topics.set(topic, readers = new Set());
     if (readers.size === 0) {
@@ -327,7 +359,7 @@ export class StreamHub {
       feed.stop = undefined;
     }
     if (stream.connected) this.#closing.add(stream);
-    else this.#free(stream.client);
+    else this.#free(stream);
     if (this.size === 0 && this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
@@ -336,13 +368,26 @@ export class StreamHub {
 
   /** Gives back the places of `stream`, ended, whose connection is gone. */
   disconnect(stream: EventStream): void {
-    if (this.#closing.delete(stream)) this.#free(stream.client);
+    if (this.#closing.delete(stream)) this.#free(stream);
   }
 
-  #free(client: string): void {
-    const left = (this.#perClient.get(client) ?? 1) - 1;
-    if (left <= 0) this.#perClient.delete(client);
-    else this.#perClient.set(client, left);
+  #held(place: string): number {
+    return this.#places.get(place) ?? 0;
+  }
+
+  #free(stream: EventStream): void {
+    for (const place of stream.places) {
+      const left = this.#held(place) - 1;
+      if (left <= 0) this.#places.delete(place);
+      else this.#places.set(place, left);
+    }
+  }
+
+  /** Ends the streams of `topic` authenticated as `reader`. */
+  endReader(topic: string, reader: string, reason: EndReason): void {
+    for (const stream of [...this.readers(topic)]) {
+      if (stream.reader === reader) stream.end(reason);
+    }
   }
 
   /** Ends every stream of `topic` (its readers reconnect and catch up). */

@@ -17,6 +17,7 @@ import type { BudgetShare } from "./stream_budget.ts";
  * - `stopping`: the server is shutting down.
  * - `fault`: the catch-up or a token check failed (the store did not answer).
  * - `bad-frame`, `bad-token`: what a WebSocket's client sent is refused.
+ * - `unregistered`: the user the stream was authenticated as is gone.
  */
 export type EndReason =
   | "reconnect"
@@ -24,7 +25,8 @@ export type EndReason =
   | "stopping"
   | "fault"
   | "bad-frame"
-  | "bad-token";
+  | "bad-token"
+  | "unregistered";
 
 /** One reader's connection, as the hub drives it. */
 export interface Transport {

@@ -23,6 +23,8 @@ export const CLOSE_CODES = {
   "bad-frame": 1003,
   /** A token frame whose token does not authenticate: "policy violation". */
   "bad-token": 1008,
+  /** The user the socket was authenticated as was unregistered: "policy violation". */
+  unregistered: 1008,
 } as const satisfies Record<EndReason, number>;
 
 /**

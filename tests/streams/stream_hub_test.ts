@@ -15,6 +15,7 @@ import {
   EventStream,
   StreamHub,
   type StreamHubOptions,
+  type StreamKind,
   type StreamRefusal,
 } from "../../src/streams/stream_hub.ts";
 import { SseTransport, StreamEnded } from "../../src/streams/sse_transport.ts";
@@ -58,12 +59,14 @@ function open(
   topic: string,
   client: string,
   connection?: Promise<unknown>,
+  kind?: StreamKind,
 ): EventStream<SseTransport> | StreamRefusal {
   return hub.open(
     topic,
     client,
     (gone, share) => new SseTransport(gone, share),
     connection,
+    kind,
   );
 }
 
@@ -122,6 +125,52 @@ Deno.test("past maxStreamsPerClient that client is refused, others are not", asy
     await opened(hub, "t", "bob");
     await first.transport.body.cancel();
     await opened(hub, "t", "ann");
+  });
+});
+
+Deno.test("past maxWebSocketsPerClient that client's WebSockets are refused, its other streams and other clients are not", async () => {
+  await withHub(
+    { maxStreamsPerClient: 4, maxWebSocketsPerClient: 2 },
+    (hub) => {
+      const sockets = [0, 1].map(() =>
+        open(hub, "t", "ann", undefined, "websocket")
+      );
+      assert.ok(sockets.every((s) => s instanceof EventStream));
+      assert.equal(
+        open(hub, "t", "ann", undefined, "websocket"),
+        "client-websockets-full",
+      );
+      assert.ok(open(hub, "t", "ann") instanceof EventStream);
+      assert.ok(
+        open(hub, "t", "bob", undefined, "websocket") instanceof EventStream,
+      );
+      (sockets[0] as EventStream).end();
+      assert.ok(
+        open(hub, "t", "ann", undefined, "websocket") instanceof EventStream,
+      );
+      // WebSockets count as streams too: with 2 sockets and 1 stream, the
+      // client's share of 4 has one place left.
+      assert.ok(open(hub, "t", "ann") instanceof EventStream);
+      assert.equal(open(hub, "t", "ann"), "client-full");
+      hub.stop();
+    },
+  );
+});
+
+Deno.test("endReader ends only the streams of that reader on that topic", async () => {
+  await withHub({}, async (hub) => {
+    const [a, b, c] = [
+      await opened(hub, "t", "x"),
+      await opened(hub, "t", "y"),
+      await opened(hub, "u", "z"),
+    ];
+    a.reader = "ann";
+    b.reader = "bob";
+    c.reader = "ann";
+    hub.endReader("t", "ann", "unregistered");
+    assert.deepEqual([a.open, b.open, c.open], [false, true, true]);
+    assert.equal(a.endedFor, "unregistered");
+    hub.stop();
   });
 });
 

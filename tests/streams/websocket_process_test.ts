@@ -310,3 +310,118 @@ Deno.test("a catch-up far over the bound for one reader (75 messages of 60 KB) o
     await events.close();
   });
 });
+
+Deno.test("WebSockets past --max-websockets-per-client are refused 429 with Retry-After, while the client's event streams and other clients go on", async () => {
+  const args = ["--trust-proxy", "--max-websockets-per-client=2"];
+  await withServer(args, async ({ url }) => {
+    const from = (address: string) => ({ "x-forwarded-for": address });
+    const open = [
+      await openSocket(`${url}events`, from("192.0.2.1")),
+      await openSocket(`${url}quote/events`, from("192.0.2.1")),
+    ];
+    for (const path of ["events", "quote/events"]) {
+      const refused = await rawUpgrade(`${url}${path}`, from("192.0.2.1"));
+      refused.conn.close();
+      assert.equal(refused.status, 429, path);
+      assert.match(refused.head, /retry-after: 5/i);
+      assert.match(
+        JSON.parse(new TextDecoder().decode(refused.rest)).errors[0]
+          .description,
+        /Too many WebSockets/,
+      );
+    }
+    const sse = await fetch(`${url}events`, { headers: from("192.0.2.1") });
+    assert.equal(sse.status, 200);
+    await sse.body?.cancel();
+    const other = await openSocket(`${url}events`, from("192.0.2.2"));
+    // A place frees as a socket closes.
+    open[0]!.close();
+    await open[0]!.closed();
+    let again: Awaited<ReturnType<typeof rawUpgrade>> | undefined;
+    for (let i = 0; i < 50 && again?.status !== 101; i++) {
+      again?.conn.close();
+      if (i > 0) await new Promise((r) => setTimeout(r, 20));
+      again = await rawUpgrade(`${url}events`, from("192.0.2.1"));
+    }
+    again?.conn.close();
+    assert.equal(again?.status, 101);
+    open[1]!.close();
+    other.close();
+  });
+});
+
+Deno.test("--websocket=off refuses every upgrade with 400 in JSON, and event streams still open", async () => {
+  await withServer(["--websocket=off"], async ({ url }) => {
+    for (const path of ["events", "quote/events"]) {
+      const refused = await rawUpgrade(`${url}${path}`);
+      refused.conn.close();
+      assert.equal(refused.status, 400, path);
+      const body = JSON.parse(new TextDecoder().decode(refused.rest));
+      assert.equal(body.errors[0].name, "upgrade");
+      assert.match(body.errors[0].description, /turned off/);
+      const sse = await fetch(`${url}${path}`);
+      assert.equal(sse.status, 200);
+      await sse.body?.cancel();
+    }
+  });
+});
+
+Deno.test("DELETE /users ends the user's own streams: its WebSockets close with 1008, its event stream ends after registered:false; others stay", async () => {
+  await withServer([], async ({ url }) => {
+    const ann = await register(url, "ann");
+    const bob = await register(url, "bob");
+    const byFrame = await openSocket(`${url}events`);
+    byFrame.socket.send(JSON.stringify({ token: ann }));
+    const byHeader = await openSocket(`${url}events`, {
+      "x-messaging-token": utf8Header(ann),
+    });
+    const sse = await fetch(`${url}events`, {
+      headers: { "x-messaging-token": utf8Header(ann) },
+    });
+    const events = readEvents(sse.body!);
+    const bobs = await openSocket(`${url}events`);
+    bobs.socket.send(JSON.stringify({ token: bob }));
+    const anonymous = await openSocket(`${url}events`);
+    // Ann is online (one presence event) before she leaves.
+    const online = await fetch(`${url}users/online`, {
+      headers: { "x-messaging-token": utf8Header(bob) },
+    });
+    assert.deepEqual((await online.json()).online.sort(), ["ann", "bob"]);
+    const gone = await fetch(url + "users", {
+      method: "DELETE",
+      headers: { "x-messaging-token": utf8Header(ann) },
+    });
+    assert.equal(gone.status, 200);
+    await gone.body?.cancel();
+    assert.equal(await byFrame.closed(), 1008);
+    assert.equal(await byHeader.closed(), 1008);
+    const seen: unknown[] = [];
+    for (
+      let item = await events.next();
+      item !== null;
+      item = await events.next()
+    ) {
+      if (item.type === "event" && item.event === "presence") {
+        seen.push(JSON.parse(item.data));
+      }
+    }
+    assert.deepEqual(seen.at(-1), { name: "ann", registered: false });
+    // Bob's socket and the anonymous one hear it and stay open.
+    await postMessage(url, bob, "still here");
+    for (const reader of [bobs, anonymous]) {
+      const frames = [];
+      for (let i = 0; i < 10; i++) {
+        const [frame] = await reader.frames(1);
+        frames.push(frame);
+        if (frame?.event === "message") break;
+      }
+      assert.deepEqual(frames.at(-1), message(1, "still here", "bob"));
+      assert.ok(
+        frames.some((f) =>
+          JSON.stringify(f?.data) === '{"name":"ann","registered":false}'
+        ),
+      );
+      reader.close();
+    }
+  });
+});
