@@ -39,22 +39,37 @@ function decodeHeader(value: string): string | null {
 }
 
 /**
+ * The form a name is stored, answered and compared in: Unicode NFC, so
+ * `café` typed precomposed or with a combining accent is one name.
+ */
+export function normalName(name: string): string {
+  return name.normalize("NFC");
+}
+
+/** The text before the first `-` and the rest, or `null` without a `-`. */
+function split(text: string): [string, string] | null {
+  const dash = text.indexOf("-");
+  return dash === -1 ? null : [text.slice(0, dash), text.slice(dash + 1)];
+}
+
+/**
  * Splits `<name>-<token>`, as `POST /users` answered it, at its first `-`,
- * or answers `null` when it has none. The text is taken as it is: a header
- * value's bytes are decoded by {@linkcode parseCredential}.
+ * or answers `null` when it has none; the name in {@linkcode normalName}
+ * form. The text is taken as it is: a header value's bytes are decoded by
+ * {@linkcode parseCredential}.
  */
 export function splitCredential(text: string): Credential | null {
-  const dash = text.indexOf("-");
-  return dash === -1
-    ? null
-    : { name: text.slice(0, dash), token: text.slice(dash + 1) };
+  const parts = split(text);
+  return parts && { name: normalName(parts[0]), token: parts[1] };
 }
 
 /** Splits a header value into name and token, or `null` when it has no `-` or a character above U+00FF, which no header carries. */
 export function parseCredential(header: string | null): Credential | null {
-  const credential = header === null ? null : splitCredential(header);
-  const name = credential && decodeHeader(credential.name);
-  return credential && name !== null ? { name, token: credential.token } : null;
+  const parts = header === null ? null : split(header);
+  const name = parts && decodeHeader(parts[0]);
+  return parts && name !== null
+    ? { name: normalName(name), token: parts[1] }
+    : null;
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   type Routes,
 } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
-import { authenticate, recheck } from "../auth/auth.ts";
+import { authenticate, normalName, recheck } from "../auth/auth.ts";
 import { checkMessage } from "./message_check.ts";
 import { messageEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
@@ -70,10 +70,11 @@ export function messagingRoutes(
     req: Request,
     info?: ConnectionInfo,
   ): Promise<Response> {
-    const name = await body.text(req);
-    if (name === null) {
+    const text = await body.text(req);
+    if (text === null) {
       return errorResponse([nameError("Name is not valid UTF-8")]);
     }
+    const name = normalName(text);
     const problem = nameProblem(name);
     if (problem !== null) return errorResponse([nameError(problem)]);
     const token = newToken();

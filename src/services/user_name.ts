@@ -1,6 +1,7 @@
 /**
  * Which names may register: only those that come back intact in the
- * `X-Messaging-Token` header, so a name that registers can authenticate.
+ * `X-Messaging-Token` header and that show what they are, so a name that
+ * registers can authenticate and cannot pass for another.
  * @module
  */
 
@@ -9,9 +10,12 @@ import type { ErrorEntry } from "../http/response.ts";
 /** The longest name accepted, in Unicode code points. */
 export const MAX_NAME_LENGTH = 64;
 
-// U+0000–U+001F and U+007F cannot travel in an HTTP header value.
-// deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+// C0, DEL and C1 (General_Category Cc) cannot travel in a header value or
+// break its line; neither may the line and paragraph separators.
+const CONTROL_OR_BREAK = /[\p{Cc}\u2028\u2029]/u;
+// Characters that show nothing or reorder the text around them.
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
+const NONCHARACTER = /\p{Noncharacter_Code_Point}/u;
 const EDGE_SPACE = /^\s|\s$/;
 
 /** An error entry about the name in a registration body. */
@@ -19,16 +23,47 @@ export function nameError(description: string): ErrorEntry {
   return { location: "body", name: "name", description };
 }
 
+/** `U+XXXX` of the first character of `name` that `pattern` matches. */
+function codePointOf(name: string, pattern: RegExp): string {
+  const found = pattern.exec(name)?.[0] ?? "";
+  const hex = (found.codePointAt(0) ?? 0).toString(16).toUpperCase();
+  return `U+${hex.padStart(4, "0")}`;
+}
+
 /**
- * Why `name` cannot be registered, or `null` when it can. Every refused name
- * is one that could not come back intact in the `X-Messaging-Token` header.
+ * Why `name` (in NFC, as `normalName` makes it) cannot be registered, or
+ * `null` when it can. When it breaks several rules, the most basic one is
+ * named: a control character or line break before a `-`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { nameProblem } from "./user_name.ts";
+ * assert.equal(nameProblem("José"), null);
+ * assert.match(nameProblem("a\r\nX-Injected: 1") ?? "", /control characters or line breaks \(U\+000D\)/);
+ * assert.match(nameProblem("ad\u200bmin") ?? "", /U\+200B/);
+ * ```
  */
 export function nameProblem(name: string): string | null {
   if (name.length === 0) return "Name must not be empty";
+  if (CONTROL_OR_BREAK.test(name)) {
+    return `Name must not contain control characters or line breaks (${
+      codePointOf(name, CONTROL_OR_BREAK)
+    })`;
+  }
   if (name.includes("-")) {
     return "Name must not contain '-': the token header is split at its first '-'";
   }
-  if (CONTROL.test(name)) return "Name must not contain control characters";
+  if (INVISIBLE.test(name)) {
+    return `Name must not contain invisible or direction-changing characters (${
+      codePointOf(name, INVISIBLE)
+    })`;
+  }
+  if (NONCHARACTER.test(name)) {
+    return `Name must not contain noncharacters (${
+      codePointOf(name, NONCHARACTER)
+    })`;
+  }
   if (EDGE_SPACE.test(name)) {
     return "Name must not start or end with white space";
   }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   authenticate,
   parseCredential,
+  splitCredential,
   timingSafeEqual,
 } from "../../src/auth/auth.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
@@ -66,4 +68,26 @@ Deno.test("authenticate accepts only the stored token for the name", async () =>
   assert.equal(await authenticate(req(`alice-${"b".repeat(40)}`), store), null);
   assert.equal(await authenticate(req(`bob-${"a".repeat(40)}`), store), null);
   assert.equal(await authenticate(new Request("http://h/"), store), null);
+});
+
+Deno.test("a credential's name is read in NFC, from a header's UTF-8 or Latin-1 bytes and from a token frame's text alike", () => {
+  fc.assert(
+    fc.property(fc.string({ unit: "grapheme", maxLength: 20 }), (raw) => {
+      const name = raw.replaceAll("-", "");
+      const nfc = name.normalize("NFC");
+      for (const form of ["NFC", "NFD"] as const) {
+        const sent = `${name.normalize(form)}-t`;
+        assert.equal(splitCredential(sent)?.name, nfc);
+        assert.equal(parseCredential(utf8Header(sent))?.name, nfc);
+      }
+    }),
+    { numRuns: 500 },
+  );
+  // Latin-1 bytes, as browsers' fetch sends a name up to U+00FF.
+  assert.equal(
+    parseCredential("cafe\u0301-t"),
+    null,
+    "no header carries U+0301",
+  );
+  assert.equal(parseCredential("caf\u00e9-t")?.name, "caf\u00e9");
 });

@@ -169,19 +169,21 @@ class Model {
     return this.users.get(name) === credential.slice(dash + 1) ? name : null;
   }
 
-  /** The name problem the contract names, or null; the wording is the service's. */
+  /** Whether the contract refuses `name` (in NFC); the wording is the service's. */
   nameRefused(name: string): boolean {
     return name === "" || name.includes("-") ||
-      // deno-lint-ignore no-control-regex
-      /[\u0000-\u001f\u007f]/.test(name) || /^\s|\s$/.test(name) ||
+      /[\p{Cc}\u2028\u2029]/u.test(name) ||
+      /[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u.test(name) ||
+      /\p{Noncharacter_Code_Point}/u.test(name) || /^\s|\s$/.test(name) ||
       [...name].length > 64;
   }
 
   expect(action: Action): Expected | "name-refused" | "registered" {
     switch (action.kind) {
       case "register": {
-        if (this.nameRefused(action.name)) return "name-refused";
-        if (this.users.has(action.name)) {
+        const name = action.name.normalize("NFC");
+        if (this.nameRefused(name)) return "name-refused";
+        if (this.users.has(name)) {
           return {
             status: 400,
             json: envelope(entry("url", "name", "This user exists!")),
@@ -311,7 +313,8 @@ async function agree(store: Store, actions: Action[]): Promise<void> {
     const answer = await perform(handler, model, action);
     const where = `step ${step}: ${JSON.stringify(action)}`;
     if (expected === "registered") {
-      const name = (action as { name: string }).name;
+      // Names are registered and answered in NFC.
+      const name = (action as { name: string }).name.normalize("NFC");
       assert.equal(answer.status, 200, `${where}: ${answer.text}`);
       assert.ok(answer.json.token.startsWith(`${name}-`), where);
       assert.match(answer.json.token.slice(name.length + 1), /^[0-9a-f]{40}$/);

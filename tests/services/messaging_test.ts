@@ -69,6 +69,32 @@ storeTest(
   },
 );
 
+storeTest(
+  "a name typed composed or decomposed is one user, answered and listed in NFC",
+  async (store) => {
+    const svc = service(store);
+    const composed = "caf\u00e9";
+    const decomposed = "cafe\u0301";
+    const token = await register(svc, decomposed);
+    assert.ok(token.startsWith(`${composed}-`), token);
+    const again = await call(svc, "POST", "/users", { body: composed });
+    assert.equal(again.status, 400);
+    assert.deepEqual(again.json.errors, [
+      { location: "url", name: "name", description: "This user exists!" },
+    ]);
+    assert.deepEqual(await users(svc, token), [composed]);
+    // A credential in either form authenticates, sent as UTF-8 bytes.
+    const secret = token.slice(token.indexOf("-"));
+    assert.deepEqual(await users(svc, `${decomposed}${secret}`), [composed]);
+    const posted = await call(svc, "POST", "/", {
+      token: `${decomposed}${secret}`,
+      body: '{"text":"hi"}',
+    });
+    assert.equal(posted.status, 200);
+    assert.equal((await messages(svc))[0].user, composed);
+  },
+);
+
 storeTest("names are case-sensitive", async (store) => {
   const svc = service(store);
   const token = await register(svc, "Alice");
@@ -83,6 +109,12 @@ const refusedNames: [string, string | Uint8Array<ArrayBuffer>, RegExp][] = [
   ["containing a tab", "a\tb", /control/],
   ["containing a newline", "a\nb", /control/],
   ["containing DEL", "a\u007fb", /control/],
+  ["containing the C1 control U+0085", "a\u0085b", /control.*U\+0085/],
+  ["containing a line separator", "a\u2028b", /line breaks \(U\+2028\)/],
+  ["carrying a header line", "a\r\nX-Injected: 1", /control.*U\+000D/],
+  ["containing a right-to-left override", "a\u202eb", /U\+202E/],
+  ["containing a zero-width space", "ad\u200bmin", /invisible.*U\+200B/],
+  ["containing U+FFFF", "a\uffff", /noncharacters \(U\+FFFF\)/],
   ["with a leading space", " alice", /white space/],
   ["with a trailing space", "alice ", /white space/],
   ["with a trailing no-break space", "alice\u00a0", /white space/],

@@ -29,10 +29,22 @@ Deno.test("every name accepted comes back intact through the token header", () =
 Deno.test("names that could not come back are refused, each with its reason", () => {
   assert.equal(nameProblem(""), "Name must not be empty");
   assert.match(nameProblem("a-b") ?? "", /must not contain '-'/);
-  for (const name of ["a\u0000b", "tab\there", "new\nline", "del\u007f"]) {
+  const controls: [string, string][] = [
+    ["a\u0000b", "U+0000"],
+    ["tab\there", "U+0009"],
+    ["new\nline", "U+000A"],
+    ["del\u007f", "U+007F"],
+    ["next\u0085line", "U+0085"],
+    ["c1\u009f", "U+009F"],
+    ["line\u2028sep", "U+2028"],
+    ["para\u2029sep", "U+2029"],
+    // The most basic rule is named: the line break, not the dash.
+    ["a\r\nX-Injected: 1", "U+000D"],
+  ];
+  for (const [name, codePoint] of controls) {
     assert.equal(
       nameProblem(name),
-      "Name must not contain control characters",
+      `Name must not contain control characters or line breaks (${codePoint})`,
       JSON.stringify(name),
     );
   }
@@ -41,6 +53,35 @@ Deno.test("names that could not come back are refused, each with its reason", ()
       nameProblem(name),
       "Name must not start or end with white space",
       JSON.stringify(name),
+    );
+  }
+  const invisible: [string, string][] = [
+    ["right\u202eto left", "U+202E"],
+    ["lr\u200emark", "U+200E"],
+    ["rl\u200fmark", "U+200F"],
+    ["iso\u2066late", "U+2066"],
+    ["ad\u200bmin", "U+200B"],
+    ["zw\u200dj", "U+200D"],
+    ["word\u2060joiner", "U+2060"],
+    ["\ufeffbom", "U+FEFF"],
+    ["soft\u00adhyphen", "U+00AD"],
+  ];
+  for (const [name, codePoint] of invisible) {
+    assert.equal(
+      nameProblem(name),
+      `Name must not contain invisible or direction-changing characters (${codePoint})`,
+      JSON.stringify(name),
+    );
+  }
+  for (
+    const [name, codePoint] of [["x\uffff", "U+FFFF"], ["x\ufffe", "U+FFFE"], [
+      "x\ufdd0",
+      "U+FDD0",
+    ], ["x\u{10ffff}", "U+10FFFF"]]
+  ) {
+    assert.equal(
+      nameProblem(name!),
+      `Name must not contain noncharacters (${codePoint})`,
     );
   }
   assert.equal(nameProblem("Ann Lee"), null);
