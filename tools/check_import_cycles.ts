@@ -84,6 +84,8 @@ function folderOf(specifier: string): string | undefined {
   const path = short(specifier);
   const end = path.lastIndexOf("/");
   if (!path.startsWith("src/") || end < "src/".length) return undefined;
+  // Text imported as data (`.lua`, `.html`) belongs to the folder that reads it.
+  if (!/\.(ts|js)$/.test(path)) return undefined;
   return path.slice("src/".length, end);
 }
 

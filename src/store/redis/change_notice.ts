@@ -1,7 +1,7 @@
 /**
  * The change notices every process publishes on the shared channel and
- * every process hears, in one place: the write scripts build them in Lua
- * with {@linkcode NOTICE_LUA}, and {@linkcode decodeNotice} reads them back.
+ * every process hears: the scripts build them in Lua (`lua/notices.lua`),
+ * and {@linkcode decodeNotice} reads them back.
  * A notice is a tag, then a colon and what changed; only the first colon
  * counts, so the rest may hold any text. The format is the one earlier
  * versions publish, so processes of two versions sharing a Redis during an
@@ -23,27 +23,6 @@ export type Notice =
   | { kind: "online"; name: string }
   /** A user online in no process any more. */
   | { kind: "offline"; name: string };
-
-/**
- * Lua expressions that build each notice from Lua expressions of its parts,
- * for the write scripts (`scripts.ts`).
- *
- * @example The notice of a replaced quote, in a script
- * ```ts
- * import { NOTICE_LUA } from "./change_notice.ts";
- * const lua = `redis.call('PUBLISH', KEYS[1], ${NOTICE_LUA.quote("ARGV[1]")})`;
- * ```
- */
-export const NOTICE_LUA = {
-  /** `id` is its decimal text (`string.format('%d', id)`: Lua's own `..` would write a large number in exponent form). */
-  message: (id: string, json: string) =>
-    `'message:' .. ${id} .. ' ' .. ${json}`,
-  quote: (quote: string) => `'quote:' .. ${quote}`,
-  registered: () => `'users'`,
-  removed: (name: string) => `'removed:' .. ${name}`,
-  online: (name: string) => `'online:' .. ${name}`,
-  offline: (name: string) => `'offline:' .. ${name}`,
-} as const;
 
 /**
  * The change `text` tells, or `undefined` when it is not a notice of this

@@ -52,7 +52,7 @@ const scripts = Object.fromEntries(
     name,
     defineScript({
       SCRIPT: source,
-      NUMBER_OF_KEYS: keys,
+      NUMBER_OF_KEYS: keys.length,
       parseCommand(parser, keyNames: string[], args: string[]) {
         for (const key of keyNames) parser.pushKey(key);
         parser.push(...args);

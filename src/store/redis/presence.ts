@@ -1,6 +1,6 @@
 /**
  * Who is online across processes, and forgetting idle users, over Redis
- * (the keys and scripts: `presence_scripts.ts`).
+ * (the keys: docs/redis.md; the scripts: `lua/held.lua`, `lua/presence*.lua`).
  *
  * Each process keeps the names it holds streams of (`wanted`) and sends
  * Redis the difference from what Redis last confirmed (`announced`), one
@@ -23,6 +23,7 @@
  * @module
  */
 
+import { callOf } from "./scripts.ts";
 import { type Awaitable, forgetSweepMs } from "../store.ts";
 import type { CommandGate } from "./command_gate.ts";
 import { LocalCopy, type Subscription } from "./local_copy.ts";
@@ -149,7 +150,9 @@ export class RedisPresence {
   onlineNames(): Awaitable<ReadonlySet<string>> {
     return this.#online.read(async () => {
       const reply = await this.#gate.read(() =>
-        this.#client.run("onlineNames", [this.#keys.held], [])
+        this.#client.run(
+          ...callOf("onlineNames", { held: this.#keys.held }, {}),
+        )
       );
       if (!Array.isArray(reply) || reply.some((n) => typeof n !== "string")) {
         throw new UnexpectedReply("onlineNames", reply);
@@ -166,14 +169,19 @@ export class RedisPresence {
   ): Promise<void> {
     const { processes, held, touched, users, channel } = this.#keys;
     const reply = await this.#gate.read(() =>
-      this.#client.run("presence", [processes, held, touched, users, channel], [
-        this.#pid,
-        String(this.#lifetimeMs),
-        mode,
-        String(enter.length),
-        ...enter,
-        ...leave,
-      ])
+      this.#client.run(
+        ...callOf(
+          "presence",
+          { processes, held, touched, users, channel },
+          {
+            pid: this.#pid,
+            lifetime: String(this.#lifetimeMs),
+            mode,
+            count: String(enter.length),
+          },
+          [...enter, ...leave],
+        ),
+      )
     );
     if (reply !== "ok") throw new UnexpectedReply("presence", reply);
   }
@@ -242,13 +250,11 @@ export class RedisPresence {
       for (let round = 0; round < ROUNDS; round++) {
         const reply = await this.#gate.read(() =>
           this.#client.run(
-            "presenceBeat",
-            [processes, held, touched, channel],
-            [
-              this.#pid,
-              String(this.#lifetimeMs),
-              String(BATCH),
-            ],
+            ...callOf("presenceBeat", { processes, held, touched, channel }, {
+              pid: this.#pid,
+              lifetime: String(this.#lifetimeMs),
+              limit: String(BATCH),
+            }),
           )
         );
         if (
@@ -274,19 +280,19 @@ export class RedisPresence {
       for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
         const names = [...this.#touched].slice(0, BATCH);
         await this.#gate.read(() =>
-          this.#client.run("touchUsers", [touched, users], names)
+          this.#client.run(
+            ...callOf("touchUsers", { touched, users }, {}, names),
+          )
         );
         for (const name of names) this.#touched.delete(name);
       }
       for (let round = 0; round < ROUNDS; round++) {
         const forgotten = await this.#gate.read(() =>
           this.#client.run(
-            "forgetIdle",
-            [users, order, touched, held, channel],
-            [
-              String(this.#forgetAfterMs),
-              String(BATCH),
-            ],
+            ...callOf("forgetIdle", { users, order, touched, held, channel }, {
+              idleMs: String(this.#forgetAfterMs),
+              limit: String(BATCH),
+            }),
           )
         );
         if (typeof forgotten !== "number") {

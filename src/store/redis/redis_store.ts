@@ -44,6 +44,7 @@ import { ChangeListeners } from "../change_listeners.ts";
 import { CommandGate } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice } from "./change_notice.ts";
+import { callOf } from "./scripts.ts";
 import {
   checkReply,
   historyEntry,
@@ -116,7 +117,7 @@ function keysOf(prefix: string) {
     generation: `${prefix}generation`,
     /** A client's rate-limit bucket: this, then its address. */
     allowance: `${prefix}allowance:`,
-    /** Presence and activity: `presence_scripts.ts`. */
+    /** Presence and activity: `lua/presence*.lua`, `lua/held.lua`. */
     touched: `${prefix}users:touched`,
     processes: `${prefix}presence:processes`,
     held: `${prefix}presence:held`,
@@ -283,19 +284,23 @@ export class RedisStore implements Store {
       const before = Date.now();
       const { redisNow, generation, newestId } = checkReply(
         await this.#gate.read(() =>
-          this.#client.run("check", [
-            this.#keys.generation,
-            this.#keys.messageSequence,
-          ], [])
+          this.#client.run(
+            ...callOf("check", {
+              generation: this.#keys.generation,
+              sequence: this.#keys.messageSequence,
+            }, {}),
+          )
         ),
       );
       this.#writes.observeClock(redisNow, before, Date.now());
       if (newestId < this.#highestId) {
         // Redis lost the sequence: restore it before anyone writes.
         await this.#gate.read(() =>
-          this.#client.run("raiseSequence", [this.#keys.messageSequence], [
-            String(this.#highestId),
-          ])
+          this.#client.run(
+            ...callOf("raiseSequence", {
+              sequence: this.#keys.messageSequence,
+            }, { floor: String(this.#highestId) }),
+          )
         );
       }
       this.#sawId(newestId);
@@ -410,8 +415,8 @@ export class RedisStore implements Store {
       "register",
       await this.#writes.run(
         "register",
-        [users, order, sequence, channel, touched],
-        [name, token, String(this.#maxUsers)],
+        { users, order, sequence, channel, touched },
+        { name, token, maxUsers: String(this.#maxUsers) },
         allowance,
       ),
       REGISTER_RESULTS,
@@ -444,8 +449,8 @@ export class RedisStore implements Store {
       "remove",
       await this.#writes.run(
         "remove",
-        [users, order, channel, touched, held],
-        [name, token],
+        { users, order, channel, touched, held },
+        { name, token },
         allowance,
       ),
       ["removed", "kept"],
@@ -503,8 +508,12 @@ export class RedisStore implements Store {
       "addMessage",
       await this.#writes.run(
         "addMessage",
-        [messages, messageSequence, channel],
-        [message, String(this.#history), String(this.#highestId)],
+        { messages, sequence: messageSequence, channel },
+        {
+          message,
+          history: String(this.#history),
+          floor: String(this.#highestId),
+        },
         allowance,
       ),
     );
@@ -539,10 +548,12 @@ export class RedisStore implements Store {
   ): Promise<RecentMessages> {
     const { messages, messageSequence } = this.#keys;
     const reply = await this.#gate.read(() =>
-      this.#client.run("recent", [messages, messageSequence], [
-        String(afterId),
-        String(limit ?? this.#history),
-      ])
+      this.#client.run(
+        ...callOf("recent", { messages, sequence: messageSequence }, {
+          afterId: String(afterId),
+          limit: String(limit ?? this.#history),
+        }),
+      )
     );
     const recent = recentMessages(reply, afterId);
     this.#sawId(recent.newestId);
@@ -575,8 +586,8 @@ export class RedisStore implements Store {
   async setQuote(quote: string, allowance?: Allowance): Promise<void> {
     const result = await this.#writes.run(
       "setQuote",
-      [this.#keys.quote, this.#keys.channel],
-      [quote],
+      { quoteKey: this.#keys.quote, channel: this.#keys.channel },
+      { quote },
       allowance,
     );
     if (result !== "set") throw new UnexpectedReply("setQuote", result);

@@ -73,7 +73,18 @@ import {
 import type { CommandGate } from "./command_gate.ts";
 import { CommandFailed, type RedisConnection } from "./redis_connection.ts";
 import { ReplicaConfirmations } from "./replica_confirmations.ts";
-import { LATE, LIMITED, type WriteName } from "./scripts.ts";
+import {
+  type ArgsOf,
+  callOf,
+  type KeysOf,
+  LATE,
+  LIMITED,
+  type ScriptName,
+  type WriteName,
+} from "./scripts.ts";
+
+/** The arguments every settled write takes before its own, filled in here. */
+type SettledArg = "writeNumber" | "fence" | "expiry";
 import { UnexpectedReply } from "./replies.ts";
 
 /** How long a process's records outlive the second they were written in, should the process not delete them (it died). */
@@ -134,7 +145,7 @@ export interface SettledWritesOptions {
  * @example Setting the quote
  * ```ts ignore
  * const writes = new SettledWrites(connection, gate, { prefix: "lms:", windowMs: 1000, allowancePrefix: "lms:allowance:" });
- * await writes.run("setQuote", ["lms:quote", "lms:changes"], ["Hello!"]);
+ * await writes.run("setQuote", { quoteKey: "lms:quote", channel: "lms:changes" }, { quote: "Hello!" });
  * ```
  */
 export class SettledWrites {
@@ -211,10 +222,10 @@ export class SettledWrites {
    * `RateLimited` when the client's allowance was spent, and
    * {@linkcode WriteOutcomeUnknown} when its outcome could not be learnt.
    */
-  run(
-    script: WriteName,
-    keys: readonly string[],
-    args: readonly string[],
+  run<N extends WriteName>(
+    script: N,
+    keys: Omit<Record<KeysOf<N>, string>, "records">,
+    args: Omit<Record<ArgsOf<N>, string>, SettledArg>,
     allowance?: Allowance,
   ): Promise<string> {
     if (this.#unconfirmed > 0) {
@@ -230,23 +241,33 @@ export class SettledWrites {
       Date.now() + this.#clock.offset + this.#windowMs,
     );
     if (fence > period.lastFence) period.lastFence = fence;
-    const head = [
-      String(this.#next++),
-      String(fence),
-      period.expires ? "0" : String(RECORD_TTL_MS),
-    ];
+    const head = {
+      writeNumber: String(this.#next++),
+      fence: String(fence),
+      expiry: period.expires ? "0" : String(RECORD_TTL_MS),
+    };
+    // Generic over the write, TypeScript cannot see the spread complete.
+    const all = { records: period.key, ...keys } as Record<KeysOf<N>, string>;
     return allowance === undefined
-      ? this.#settle(period, script, [period.key, ...keys], [...head, ...args])
+      ? this.#settle(
+        period,
+        callOf(script, all, { ...head, ...args } as Record<ArgsOf<N>, string>),
+      )
       : this.#settle(
         period,
-        `${script}Limited`,
-        [period.key, ...keys, this.#allowancePrefix + allowance.client],
-        [
-          ...head,
-          ...args,
-          String(allowance.rate.periodMs),
-          String(allowance.rate.burst),
-        ],
+        callOf(
+          `${script}Limited`,
+          {
+            ...all,
+            bucket: this.#allowancePrefix + allowance.client,
+          } as Record<KeysOf<`${N}Limited`>, string>,
+          {
+            ...head,
+            ...args,
+            period: String(allowance.rate.periodMs),
+            burst: String(allowance.rate.burst),
+          } as Record<ArgsOf<`${N}Limited`>, string>,
+        ),
         allowance,
       );
   }
@@ -254,9 +275,7 @@ export class SettledWrites {
   /** Sends attempts of one write until one is answered, and reads the answer; see the module's documentation. */
   async #settle(
     period: Period,
-    script: WriteName | `${WriteName}Limited`,
-    keys: string[],
-    args: string[],
+    [script, keys, args]: [ScriptName, string[], string[]],
     allowance?: Allowance,
   ): Promise<string> {
     period.unsettled++;

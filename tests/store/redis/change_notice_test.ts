@@ -1,6 +1,6 @@
 /**
  * The change-notice format: what the write scripts publish (encoded in Lua
- * from `NOTICE_LUA`) is what `decodeNotice` reads back, for any text, on a
+ * by `lua/notices.lua`) is what `decodeNotice` reads back, for any text, on a
  * real `redis-server`.
  */
 

@@ -105,11 +105,11 @@ async function confirmedWrites(master: RedisServer) {
   return {
     connection,
     addMessage: (text: string) =>
-      writes.run("addMessage", [
-        `${prefix}history`,
-        `${prefix}seq`,
-        `${prefix}changes`,
-      ], [JSON.stringify({ text }), "100", "0"]),
+      writes.run("addMessage", {
+        messages: `${prefix}history`,
+        sequence: `${prefix}seq`,
+        channel: `${prefix}changes`,
+      }, { message: JSON.stringify({ text }), history: "100", floor: "0" }),
     async close() {
       writes.close();
       gate.close();

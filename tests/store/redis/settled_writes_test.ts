@@ -92,11 +92,11 @@ function settledTest(
           lost,
           key,
           addMessage: (json) =>
-            writes.run("addMessage", [
-              key("history"),
-              key("seq"),
-              key("changes"),
-            ], [json, "100", "0"]),
+            writes.run("addMessage", {
+              messages: key("history"),
+              sequence: key("seq"),
+              channel: key("changes"),
+            }, { message: json, history: "100", floor: "0" }),
           history: () => redis.lRange(key("history"), 0, -1),
         });
       } finally {

@@ -1,0 +1,3 @@
+if redis.call('HGET', users, name) ~= token then return done('kept') end
+unregister(users, order, touched, held, channel, name)
+return done('removed')

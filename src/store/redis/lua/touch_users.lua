@@ -1,0 +1,8 @@
+-- Each name registered was active now (one registered by an earlier
+-- version, with no entry yet, gets one).
+local now = clock()
+for i = namesFrom, #ARGV do
+  if redis.call('HEXISTS', users, ARGV[i]) == 1 then
+    redis.call('ZADD', touched, 'GT', now, ARGV[i])
+  end
+end

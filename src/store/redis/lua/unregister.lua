@@ -1,0 +1,12 @@
+-- Unregistering, by DELETE /users or by forgetting: the user, its place in
+-- the order, its idle time and every process's hold on it go together.
+local function unregister(users, order, touched, held, channel, name)
+  redis.call('HDEL', users, name)
+  redis.call('ZREM', order, name)
+  redis.call('ZREM', touched, name)
+  for _, entry in ipairs(holders(held, name, -1)) do
+    redis.call('ZREM', held, entry,
+      'p:' .. string.sub(entry, #name + 4) .. SEP .. name)
+  end
+  redis.call('PUBLISH', channel, notice_removed(name))
+end
