@@ -5,6 +5,7 @@
  * @module
  */
 
+import { skeleton } from "../text/name_skeleton.ts";
 import { ChangeListeners } from "./change_listeners.ts";
 import { MemoryPresence } from "./memory_presence.ts";
 import {
@@ -37,6 +38,8 @@ import { TokenBuckets } from "./token_buckets.ts";
  */
 export class MemoryStore implements Store {
   #users = new Map<string, string>();
+  /** The skeletons of the registered names (`text/name_skeleton.ts`). */
+  #looks = new Set<string>();
   #userList: readonly string[] | undefined;
   #messages: Ring;
   #maxUsers: number;
@@ -76,6 +79,10 @@ export class MemoryStore implements Store {
     this.#spend(allowance);
     if (this.#users.has(name)) return "exists";
     if (this.#users.size >= this.#maxUsers) return "full";
+    // One name, one look: a name that looks like a registered one is taken.
+    const look = skeleton(name);
+    if (this.#looks.has(look)) return "exists";
+    this.#looks.add(look);
     this.#users.set(name, token);
     this.#userList = undefined;
     this.#presence.active(name);
@@ -98,6 +105,7 @@ export class MemoryStore implements Store {
   /** Removes a registered user: `removeUser`'s step, and forgetting's. */
   #unregister(name: string): void {
     this.#users.delete(name);
+    this.#looks.delete(skeleton(name));
     this.#userList = undefined;
     this.#presence.removed(name);
     this.#listeners.emit({ kind: "unregistered", name });

@@ -5,6 +5,7 @@
  * fails with the shortest sequence fast-check finds. Then the same calls run
  * concurrently, checked against what the answers say happened.
  */
+import { skeleton } from "../../src/text/name_skeleton.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createHandler } from "../../src/program/app.ts";
@@ -31,6 +32,11 @@ const edgeNames = [
   "Ann",
   "__proto__",
   "constructor",
+  // Look like known names: Cyrillic а, and a decomposed é.
+  "\u0430nn",
+  "b\u043eb",
+  "Jose\u0301",
+  "Jos\u00e9",
 ];
 const nameArb = fc.oneof(
   { arbitrary: fc.constantFrom(...knownNames), weight: 6 },
@@ -183,7 +189,9 @@ class Model {
       case "register": {
         const name = action.name.normalize("NFC");
         if (this.nameRefused(name)) return "name-refused";
-        if (this.users.has(name)) {
+        // One name, one look (UTS #39 skeletons, Unicode's own data).
+        const look = skeleton(name);
+        if ([...this.users.keys()].some((n) => skeleton(n) === look)) {
           return {
             status: 400,
             json: envelope(entry("url", "name", "This user exists!")),

@@ -95,6 +95,50 @@ storeTest(
   },
 );
 
+storeTest(
+  "a name that looks like a registered one is taken, in any script, until that one leaves",
+  async (store) => {
+    const svc = service(store);
+    const pairs: [string, string][] = [
+      ["admin", "\u0430dmin"], // Cyrillic а
+      ["paypal", "p\u0430yp\u0430l"],
+      ["alice", "a\u0399ice"], // Greek Ι for l
+      ["bob1", "bobl"], // digit one, letter l
+      ["Ωmega", "\u2126mega"], // the ohm sign is Ω under NFC
+    ];
+    for (const [first, alike] of pairs) {
+      const token = await register(svc, first);
+      const taken = await call(svc, "POST", "/users", { body: alike });
+      assert.equal(taken.status, 400, `${first} / ${alike}`);
+      assert.deepEqual(taken.json.errors, [
+        { location: "url", name: "name", description: "This user exists!" },
+      ]);
+      const gone = await call(svc, "DELETE", "/users", { token });
+      assert.equal(gone.status, 200);
+      await register(svc, alike);
+    }
+    // Case still tells names apart, and unrelated scripts are apart.
+    for (const name of ["Zed", "zed", "Иван", "Ivan", "李雷"]) {
+      await register(svc, name);
+    }
+  },
+);
+
+storeTest(
+  "of look-alike names registered at once, exactly one is registered",
+  async (store) => {
+    const svc = service(store);
+    const names = ["admin", "\u0430dmin", "\u0430dm\u0456n", "adm\u0456n"];
+    const answers = await Promise.all(
+      names.map((body) => call(svc, "POST", "/users", { body })),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.status).sort(),
+      [200, 400, 400, 400],
+    );
+  },
+);
+
 storeTest("names are case-sensitive", async (store) => {
   const svc = service(store);
   const token = await register(svc, "Alice");

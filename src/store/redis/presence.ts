@@ -38,6 +38,7 @@ export interface PresenceKeys {
   processes: string;
   held: string;
   channel: string;
+  looks: string;
 }
 
 /** What a {@linkcode RedisPresence} is built with. */
@@ -275,7 +276,7 @@ export class RedisPresence {
 
   /** Sends the activity noted since the last sweep, then forgets the idle users. */
   async #sweep(): Promise<void> {
-    const { users, order, touched, held, channel } = this.#keys;
+    const { users, order, touched, held, channel, looks } = this.#keys;
     try {
       for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
         const names = [...this.#touched].slice(0, BATCH);
@@ -289,7 +290,14 @@ export class RedisPresence {
       for (let round = 0; round < ROUNDS; round++) {
         const forgotten = await this.#gate.read(() =>
           this.#client.run(
-            ...callOf("forgetIdle", { users, order, touched, held, channel }, {
+            ...callOf("forgetIdle", {
+              users,
+              order,
+              touched,
+              held,
+              channel,
+              looks,
+            }, {
               idleMs: String(this.#forgetAfterMs),
               limit: String(BATCH),
             }),

@@ -45,6 +45,7 @@ import { CommandGate } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice } from "./change_notice.ts";
 import { callOf } from "./scripts.ts";
+import { skeleton } from "../../text/name_skeleton.ts";
 import {
   checkReply,
   historyEntry,
@@ -119,6 +120,8 @@ function keysOf(prefix: string) {
     allowance: `${prefix}allowance:`,
     /** Presence and activity: `lua/presence*.lua`, `lua/held.lua`. */
     touched: `${prefix}users:touched`,
+    /** One name, one look: `s:<skeleton>` → name and `n:<name>` → skeleton. */
+    looks: `${prefix}users:looks`,
     processes: `${prefix}presence:processes`,
     held: `${prefix}presence:held`,
   };
@@ -410,13 +413,18 @@ export class RedisStore implements Store {
     token: string,
     allowance?: Allowance,
   ): Promise<RegisterResult> {
-    const { users, order, sequence, channel, touched } = this.#keys;
+    const { users, order, sequence, channel, touched, looks } = this.#keys;
     const result = oneOf(
       "register",
       await this.#writes.run(
         "register",
-        { users, order, sequence, channel, touched },
-        { name, token, maxUsers: String(this.#maxUsers) },
+        { users, order, sequence, channel, touched, looks },
+        {
+          name,
+          token,
+          maxUsers: String(this.#maxUsers),
+          skeleton: skeleton(name),
+        },
         allowance,
       ),
       REGISTER_RESULTS,
@@ -444,12 +452,12 @@ export class RedisStore implements Store {
     token: string,
     allowance?: Allowance,
   ): Promise<boolean> {
-    const { users, order, channel, touched, held } = this.#keys;
+    const { users, order, channel, touched, held, looks } = this.#keys;
     const result = oneOf(
       "remove",
       await this.#writes.run(
         "remove",
-        { users, order, channel, touched, held },
+        { users, order, channel, touched, held, looks },
         { name, token },
         allowance,
       ),

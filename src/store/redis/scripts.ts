@@ -115,12 +115,12 @@ function write<
  */
 export const SCRIPTS = {
   ...write("register", {
-    keys: ["users", "order", "sequence", "channel", "touched"],
-    args: ["name", "token", "maxUsers"],
+    keys: ["users", "order", "sequence", "channel", "touched", "looks"],
+    args: ["name", "token", "maxUsers", "skeleton"],
     lua: [register],
   }),
   ...write("remove", {
-    keys: ["users", "order", "channel", "touched", "held"],
+    keys: ["users", "order", "channel", "touched", "held", "looks"],
     args: ["name", "token"],
     lua: [held, unregister, remove],
   }),
@@ -168,7 +168,7 @@ export const SCRIPTS = {
     lua: [clock, touchUsers],
   }),
   forgetIdle: script({
-    keys: ["users", "order", "touched", "held", "channel"],
+    keys: ["users", "order", "touched", "held", "channel", "looks"],
     args: ["idleMs", "limit"],
     lua: [clock, notices, held, unregister, forgetIdle],
   }),

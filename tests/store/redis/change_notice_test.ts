@@ -74,8 +74,15 @@ Deno.test({
           assert.deepEqual(
             await publish(
               "register",
-              [k("users"), k("order"), k("sequence"), channel, k("touched")],
-              [text, "token", "1000"],
+              [
+                k("users"),
+                k("order"),
+                k("sequence"),
+                channel,
+                k("touched"),
+                k("looks"),
+              ],
+              [text, "token", "1000", `look of ${text}`],
             ),
             { kind: "registered" },
           );
@@ -110,7 +117,14 @@ Deno.test({
           assert.deepEqual(
             await publish(
               "remove",
-              [k("users"), k("order"), channel, k("touched"), k("held")],
+              [
+                k("users"),
+                k("order"),
+                channel,
+                k("touched"),
+                k("held"),
+                k("looks"),
+              ],
               [text, "token"],
             ),
             { kind: "removed", name: text },

@@ -21,6 +21,7 @@ interface Keys {
   processes: string;
   held: string;
   channel: string;
+  looks: string;
 }
 
 /** Runs `fn` with a connection, fresh keys, and the notices heard on their channel. */
@@ -47,6 +48,7 @@ function presenceTest(
         processes: `${prefix}processes`,
         held: `${prefix}held`,
         channel: `${prefix}changes`,
+        looks: `${prefix}looks`,
       };
       const notices: string[] = [];
       await listener.subscribe(keys.channel, (text) => notices.push(text));
@@ -74,7 +76,16 @@ async function register(redis: RedisConnection, keys: Keys, name: string) {
     keys.sequence,
     keys.channel,
     keys.touched,
-  ], [String(number++), String(Date.now() + 60_000), "0", name, "t", "100"]);
+    keys.looks,
+  ], [
+    String(number++),
+    String(Date.now() + 60_000),
+    "0",
+    name,
+    "t",
+    "100",
+    name,
+  ]);
   assert.equal(reply, "registered");
 }
 
@@ -194,6 +205,7 @@ presenceTest(
         keys.touched,
         keys.held,
         keys.channel,
+        keys.looks,
       ], ["80", "100"]);
     assert.equal(await forget(), 1);
     assert.deepEqual(await heard(), [{ kind: "removed", name: "idle" }]);
@@ -228,6 +240,7 @@ presenceTest(
       keys.channel,
       keys.touched,
       keys.held,
+      keys.looks,
     ], [String(number++), String(Date.now() + 60_000), "0", "ann", "t"]);
     assert.equal(removed, "removed");
     assert.deepEqual(await heard(), [{ kind: "removed", name: "ann" }]);
@@ -248,7 +261,16 @@ presenceTest(
       keys.sequence,
       keys.channel,
       `${keys.touched}:elsewhere`,
-    ], [String(number++), String(Date.now() + 60_000), "0", "old", "t", "100"]);
+      keys.looks,
+    ], [
+      String(number++),
+      String(Date.now() + 60_000),
+      "0",
+      "old",
+      "t",
+      "100",
+      "old",
+    ]);
     assert.deepEqual(await redis.zRange(keys.touched, 0, -1), []);
     await redis.run("touchUsers", [keys.touched, keys.users], ["old"]);
     assert.deepEqual(await redis.zRange(keys.touched, 0, -1), ["old"]);

@@ -75,10 +75,19 @@ scriptTest(
       key("seq"),
       key("changes"),
       key("touched"),
+      key("looks"),
     ];
     const past = String(Date.now() - 1000);
     assert.equal(
-      await redis.run("register", keys, ["1", past, "0", "ann", "t1", "10"]),
+      await redis.run("register", keys, [
+        "1",
+        past,
+        "0",
+        "ann",
+        "t1",
+        "10",
+        "ann",
+      ]),
       LATE,
     );
     assert.equal(await redis.hGet(key("users"), "ann"), null);
@@ -90,12 +99,21 @@ scriptTest(
         "ann",
         "t2",
         "10",
+        "ann",
       ]),
       "registered",
     );
     // Its reply lost, it is sent again after its fence: it ran, and says so.
     assert.equal(
-      await redis.run("register", keys, ["2", past, "0", "ann", "t2", "10"]),
+      await redis.run("register", keys, [
+        "2",
+        past,
+        "0",
+        "ann",
+        "t2",
+        "10",
+        "ann",
+      ]),
       "registered",
     );
     assert.equal(await redis.hGet(key("users"), "ann"), "t2");
@@ -107,6 +125,7 @@ scriptTest(
         "ann",
         "t3",
         "10",
+        "ann",
       ]),
       "exists",
     );

@@ -8,7 +8,7 @@ for _, name in ipairs(redis.call('ZRANGEBYSCORE', touched, '-inf',
   if #holders(held, name, 1) > 0 then
     redis.call('ZADD', touched, now, name)
   elseif redis.call('HEXISTS', users, name) == 1 then
-    unregister(users, order, touched, held, channel, name)
+    unregister(users, order, touched, held, looks, channel, name)
     forgotten = forgotten + 1
   else
     redis.call('ZREM', touched, name)

@@ -1,3 +1,3 @@
 if redis.call('HGET', users, name) ~= token then return done('kept') end
-unregister(users, order, touched, held, channel, name)
+unregister(users, order, touched, held, looks, channel, name)
 return done('removed')

@@ -1,7 +1,10 @@
--- Unregistering, by DELETE /users or by forgetting: the user, its place in
--- the order, its idle time and every process's hold on it go together.
-local function unregister(users, order, touched, held, channel, name)
+-- Unregistering, by DELETE /users or by forgetting: the user, its look,
+-- its place in the order, its idle time and every process's hold on it go
+-- together.
+local function unregister(users, order, touched, held, looks, channel, name)
   redis.call('HDEL', users, name)
+  local look = redis.call('HGET', looks, 'n:' .. name)
+  if look then redis.call('HDEL', looks, 'n:' .. name, 's:' .. look) end
   redis.call('ZREM', order, name)
   redis.call('ZREM', touched, name)
   for _, entry in ipairs(holders(held, name, -1)) do
