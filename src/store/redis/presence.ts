@@ -17,6 +17,14 @@
  * record gone at its next beat and says its set again. Measured:
  * `bench/results/profiles/presence.md`.
  *
+ * `announced` alone cannot tell a beat whether the sweep took anything: a
+ * script may have entered names whose reply is not read yet (a process
+ * frozen between a `change` and its reply reads it together with the reply
+ * of the beat that finds the record gone, and the beat looks first). So a
+ * beat that finds the record gone while a script is under way says the
+ * whole set too, and so does a `change` that finds the record gone: it
+ * brings the record back, and the next beat would find it kept.
+ *
  * With forgetting, authenticated requests only note the name; the notes go
  * to Redis in one script per sweep interval (`forgetSweepMs`), just before
  * this process's sweep, so no request waits on a Redis write for it.
@@ -162,12 +170,15 @@ export class RedisPresence {
     });
   }
 
-  /** Runs one presence script: `change` (enter, then leave), `set` or `retire`. */
+  /**
+   * Runs one presence script: `change` (enter, then leave), `set` or
+   * `retire`; answers whether this process's record was still there.
+   */
   async #run(
     mode: "change" | "set" | "retire",
     enter: string[],
     leave: string[] = [],
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { processes, held, touched, users, channel } = this.#keys;
     const reply = await this.#gate.read(() =>
       this.#client.run(
@@ -184,7 +195,10 @@ export class RedisPresence {
         ),
       )
     );
-    if (reply !== "ok") throw new UnexpectedReply("presence", reply);
+    if (reply !== "ok" && reply !== "gone") {
+      throw new UnexpectedReply("presence", reply);
+    }
+    return reply === "ok";
   }
 
   /**
@@ -223,9 +237,14 @@ export class RedisPresence {
         const leave = missing(this.#announced, this.#wanted);
         settled = enter.length === 0 && leave.length === 0;
         if (settled) break;
-        await this.#run("change", enter, leave);
+        const kept = await this.#run("change", enter, leave);
         for (const name of enter) this.#announced.add(name);
         for (const name of leave) this.#announced.delete(name);
+        // The record was swept: of the names announced, Redis holds only
+        // those this script entered.
+        if (!kept && this.#announced.size > enter.length) {
+          this.#uncertain = true;
+        }
       }
     } catch {
       // Redis may have taken it or not: the whole set goes next time.
@@ -262,7 +281,12 @@ export class RedisPresence {
           !Array.isArray(reply) || reply.length !== 2 ||
           !reply.every((flag) => flag === 0 || flag === 1)
         ) throw new UnexpectedReply("presenceBeat", reply);
-        if (reply[0] === 0 && (this.#announced.size > 0 || this.#uncertain)) {
+        // A script on its way may have entered names the sweep dropped.
+        if (
+          reply[0] === 0 &&
+          (this.#announced.size > 0 || this.#uncertain ||
+            this.#sending !== undefined)
+        ) {
           this.#uncertain = true;
           this.#send();
         }

@@ -146,6 +146,39 @@ presenceTest(
 );
 
 presenceTest(
+  "a change from a process whose record was swept says it was gone, though it brings the record back",
+  async (redis, keys, heard) => {
+    for (const name of ["ann", "bob"]) await register(redis, keys, name);
+    // The first change of a process finds no record: it never had one.
+    assert.equal(
+      await presence(redis, keys, "stalled", 500, "change", ["ann"]),
+      "gone",
+    );
+    assert.equal(
+      await presence(redis, keys, "stalled", 500, "change", [], ["nobody"]),
+      "ok",
+    );
+    await sleep(500);
+    assert.deepEqual(await beat(redis, keys, "alive"), [0, 0]);
+    await heard();
+    // Its next change enters bob and pushes its record on, so its next
+    // beat finds it kept: only this reply tells that ann's hold is gone.
+    assert.equal(
+      await presence(redis, keys, "stalled", 60_000, "change", ["bob"]),
+      "gone",
+    );
+    assert.deepEqual(await heard(), [{ kind: "online", name: "bob" }]);
+    assert.deepEqual(await online(redis, keys), ["bob"]);
+    assert.deepEqual(await beat(redis, keys, "stalled"), [1, 0]);
+    assert.equal(
+      await presence(redis, keys, "stalled", 60_000, "set", ["ann", "bob"]),
+      "ok",
+    );
+    assert.deepEqual(await online(redis, keys), ["ann", "bob"]);
+  },
+);
+
+presenceTest(
   "a dead process holding more than a beat's limit is dropped over several beats",
   async (redis, keys, heard) => {
     const names = ["a", "b", "c", "d", "e"];

@@ -3,7 +3,10 @@
 -- `set`: exactly the `count` names are held, every other hold of the
 --   process dropped (after it lost track: a lost reply, its record swept);
 -- `retire`: every hold of the process dropped, and its record.
+-- Answers `gone` when the record was gone (swept, or Redis emptied: every
+-- hold it had was dropped, and only the names entered here are held now).
 local now = clock()
+local kept = redis.call('ZSCORE', processes, pid)
 local entering = {}
 redis.call('ZADD', processes, now + tonumber(lifetime), pid)
 for i = namesFrom, namesFrom + tonumber(count) - 1 do
@@ -20,4 +23,4 @@ else
   end
 end
 if mode == 'retire' then redis.call('ZREM', processes, pid) end
-return 'ok'
+return kept and 'ok' or 'gone'
