@@ -14,15 +14,29 @@ import { withCluster } from "./_support/cluster.ts";
 
 const ignore = redisServerPath() === undefined;
 
-/** `GET /events`, as `token`'s user when given. */
+/** How long a request may go unanswered before the test fails. */
+const ANSWER_MS = 10_000;
+
+/** `GET /events`, as `token`'s user when given; fails unanswered after {@linkcode ANSWER_MS}. */
 async function follow(url: string, token?: string): Promise<EventReader> {
-  const res = await fetch(`${url}events`, {
-    headers: token === undefined
-      ? {}
-      : { "x-messaging-token": utf8Header(token) },
-  });
-  assert.equal(res.status, 200);
-  return readEvents(res.body!);
+  // Only until the answer begins: an abort later would end the stream.
+  const abort = new AbortController();
+  const timer = setTimeout(
+    () => abort.abort(new Error(`GET ${url}events: no answer in time`)),
+    ANSWER_MS,
+  );
+  try {
+    const res = await fetch(`${url}events`, {
+      headers: token === undefined
+        ? {}
+        : { "x-messaging-token": utf8Header(token) },
+      signal: abort.signal,
+    });
+    assert.equal(res.status, 200);
+    return readEvents(res.body!);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The next presence event's data (messages skipped), waiting up to `timeoutMs`. */
@@ -41,6 +55,7 @@ async function nextPresence(
 async function online(url: string, token: string): Promise<string[]> {
   const res = await fetch(`${url}users/online`, {
     headers: { "x-messaging-token": utf8Header(token) },
+    signal: AbortSignal.timeout(ANSWER_MS),
   });
   assert.equal(res.status, 200);
   return (await res.json()).online;
@@ -49,6 +64,7 @@ async function online(url: string, token: string): Promise<string[]> {
 async function users(url: string, token: string): Promise<Response> {
   return await fetch(`${url}users`, {
     headers: { "x-messaging-token": utf8Header(token) },
+    signal: AbortSignal.timeout(ANSWER_MS),
   });
 }
 
@@ -78,16 +94,22 @@ async function withAnnOnline(
     const bob = await register(b.url, "bob");
     const watcher = await follow(b.url);
     const annStream = await follow(a.url, ann);
+    let failure: { error: unknown } | undefined;
     try {
       assert.deepEqual(await nextPresence(watcher), {
         name: "ann",
         online: true,
       });
       await fn({ a, b, bob, watcher, kill });
-    } finally {
-      await annStream.close();
-      await watcher.close();
+    } catch (error) {
+      failure = { error };
     }
+    // Both readers are closed (each fails after 5 s); the first failure is told.
+    const closing = [annStream.close(), watcher.close()];
+    for (const closed of await Promise.allSettled(closing)) {
+      if (closed.status === "rejected") failure ??= { error: closed.reason };
+    }
+    if (failure) throw failure.error;
   });
 }
 

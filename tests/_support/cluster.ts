@@ -60,7 +60,15 @@ export async function withCluster<N extends 1 | 2>(
     // The loop above started `count` of them.
     await fn([...servers] as Programs<N>, redis, start, kill);
     for (const server of servers.splice(0)) {
-      assert.equal(await server.stop(), 0, server.stderr());
+      // stop() kills a program still running 10 s after SIGTERM (137).
+      const code = await server.stop();
+      assert.equal(
+        code,
+        0,
+        `${server.url} exited ${code} on SIGTERM${
+          code === 137 ? " (did not stop within 10 s: killed)" : ""
+        }; its standard error:\n${server.stderr()}`,
+      );
     }
   } finally {
     await Promise.all(

@@ -15,12 +15,19 @@ export type StreamEvent = Extract<StreamItem, { type: "event" }>;
 export interface EventReader {
   /** The next item, or `null` when the stream ended; fails after `timeoutMs`. */
   next(timeoutMs?: number): Promise<StreamItem | null>;
-  /** The next `count` events (comments and retry skipped). */
+  /**
+   * The next `count` events (comments and retry skipped); fails when
+   * `timeoutMs` pass without an event. Comments do not count: a stream
+   * that only sends heartbeats fails as a silent one does.
+   */
   events(count: number, timeoutMs?: number): Promise<StreamEvent[]>;
-  /** The next event (comments and retry skipped). */
+  /** The next event (comments and retry skipped), as {@linkcode EventReader.events} waits for it. */
   event(timeoutMs?: number): Promise<StreamEvent>;
-  /** Stops reading: the server sees the reader leave. */
-  close(): Promise<void>;
+  /**
+   * Stops reading: the server sees the reader leave. Fails when the stream
+   * has not let go after `timeoutMs` (5 s by default).
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 /** Starts reading `body`. */
@@ -69,12 +76,26 @@ export function readEvents(body: ReadableStream<Uint8Array>): EventReader {
   };
   const events = async (count: number, timeoutMs = 5000) => {
     const out: StreamEvent[] = [];
+    let deadline = Date.now() + timeoutMs;
+    let skipped = 0;
     while (out.length < count) {
-      const item = await next(timeoutMs);
+      const item = await next(Math.max(1, deadline - Date.now())).catch(
+        () => {
+          throw new Error(
+            `no event within ${timeoutMs} ms (${out.length} of ${count} ` +
+              `so far; ${skipped} comments or retry fields meanwhile)`,
+          );
+        },
+      );
       if (item === null) {
         throw new Error(`stream ended after ${out.length} events`);
       }
-      if (item.type === "event") out.push(item);
+      if (item.type !== "event") skipped++;
+      else {
+        out.push(item);
+        deadline = Date.now() + timeoutMs;
+        skipped = 0;
+      }
     }
     return out;
   };
@@ -86,9 +107,30 @@ export function readEvents(body: ReadableStream<Uint8Array>): EventReader {
       if (event === undefined) throw new Error("no event");
       return event;
     },
-    async close() {
-      await reader.cancel().catch(() => {});
-      await pump;
+    async close(timeoutMs = 5000) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `the event stream did not close within ${timeoutMs} ms`,
+              ),
+            ),
+          timeoutMs,
+        );
+      });
+      try {
+        await Promise.race([
+          (async () => {
+            await reader.cancel().catch(() => {});
+            await pump;
+          })(),
+          late,
+        ]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
