@@ -11,7 +11,7 @@ import { denoJson, LIBRARY_ENTRIES, PROGRAM_ENTRIES } from "./entries.ts";
 
 /** The folders of `src/`, lowest first: each imports only those before it. */
 export const LAYERS = [
-  "text",
+  "identity",
   "timers",
   "limits",
   "http",

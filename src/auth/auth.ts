@@ -6,6 +6,7 @@
  */
 
 import { decodeUtf8 } from "../http/body.ts";
+import { tokenDigest } from "../identity/token_digest.ts";
 import type { Awaitable, Store } from "../store/store.ts";
 
 /** The header that carries the credential. */
@@ -85,13 +86,16 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** `credential` when `stored` is its token, else `null`; a match is the user's activity. */
+/** `credential` when `stored` is its token's digest, else `null`; a match is the user's activity. */
 function check(
   credential: Credential,
   stored: string | undefined,
   store: Store,
 ): Credential | null {
-  if (stored === undefined || !timingSafeEqual(stored, credential.token)) {
+  if (
+    stored === undefined ||
+    !timingSafeEqual(stored, tokenDigest(credential.token))
+  ) {
     return null;
   }
   store.touchUser(credential.name);

@@ -33,6 +33,7 @@ import {
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "../auth/token.ts";
+import { tokenDigest } from "../identity/token_digest.ts";
 import { allowanceOf } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
@@ -78,7 +79,8 @@ export function messagingRoutes(
     const problem = nameProblem(name);
     if (problem !== null) return errorResponse([nameError(problem)]);
     const token = newToken();
-    switch (await store.registerUser(name, token, allowance(req, info))) {
+    const digest = tokenDigest(token);
+    switch (await store.registerUser(name, digest, allowance(req, info))) {
       case "registered":
         return jsonResponse(`{"token":${JSON.stringify(`${name}-${token}`)}}`);
       case "exists":
@@ -112,7 +114,11 @@ export function messagingRoutes(
     // racing a re-registration cannot remove the new user.
     if (
       user === null ||
-      !(await store.removeUser(user.name, user.token, allowance(req, info)))
+      !(await store.removeUser(
+        user.name,
+        tokenDigest(user.token),
+        allowance(req, info),
+      ))
     ) {
       return unauthorized();
     }

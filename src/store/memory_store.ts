@@ -5,7 +5,7 @@
  * @module
  */
 
-import { skeleton } from "../text/name_skeleton.ts";
+import { skeleton } from "../identity/name_skeleton.ts";
 import { ChangeListeners } from "./change_listeners.ts";
 import { MemoryPresence } from "./memory_presence.ts";
 import {
@@ -38,7 +38,7 @@ import { TokenBuckets } from "./token_buckets.ts";
  */
 export class MemoryStore implements Store {
   #users = new Map<string, string>();
-  /** The skeletons of the registered names (`text/name_skeleton.ts`). */
+  /** The skeletons of the registered names (`identity/name_skeleton.ts`). */
   #looks = new Set<string>();
   #userList: readonly string[] | undefined;
   #messages: Ring;

@@ -65,8 +65,10 @@ export type RegisterResult = "registered" | "exists" | "full";
  */
 export interface Store {
   /**
-   * Stores `token` for `name` unless the name is taken or the user limit is
-   * reached. Every write takes an optional `allowance`: it is spent in the
+   * Stores `token` for `name` unless the name, or one that looks like it
+   * (its UTS #39 skeleton), is taken or the user limit is reached. The
+   * services store a token's digest (`identity/token_digest.ts`), never the
+   * token. Every write takes an optional `allowance`: it is spent in the
    * same atomic step as the write, and when the client has none left the
    * write fails with {@linkcode RateLimited} and changes nothing.
    */

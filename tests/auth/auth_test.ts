@@ -7,6 +7,7 @@ import {
   timingSafeEqual,
 } from "../../src/auth/auth.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
+import { tokenDigest } from "../../src/identity/token_digest.ts";
 import { utf8Header } from "../_support/call.ts";
 
 Deno.test("parseCredential splits at the first dash", () => {
@@ -56,9 +57,9 @@ Deno.test("timingSafeEqual compares whole strings", () => {
   assert.equal(timingSafeEqual("", "a"), false);
 });
 
-Deno.test("authenticate accepts only the stored token for the name", async () => {
+Deno.test("authenticate accepts only the token whose digest is stored for the name", async () => {
   const store = new MemoryStore();
-  store.registerUser("alice", "a".repeat(40));
+  store.registerUser("alice", tokenDigest("a".repeat(40)));
   const req = (value: string) =>
     new Request("http://h/", { headers: { "x-messaging-token": value } });
   assert.deepEqual(await authenticate(req(`alice-${"a".repeat(40)}`), store), {
@@ -68,6 +69,9 @@ Deno.test("authenticate accepts only the stored token for the name", async () =>
   assert.equal(await authenticate(req(`alice-${"b".repeat(40)}`), store), null);
   assert.equal(await authenticate(req(`bob-${"a".repeat(40)}`), store), null);
   assert.equal(await authenticate(new Request("http://h/"), store), null);
+  // The digest itself is no credential.
+  const digest = tokenDigest("a".repeat(40));
+  assert.equal(await authenticate(req(`alice-${digest}`), store), null);
 });
 
 Deno.test("a credential's name is read in NFC, from a header's UTF-8 or Latin-1 bytes and from a token frame's text alike", () => {

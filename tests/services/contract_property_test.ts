@@ -5,7 +5,7 @@
  * fails with the shortest sequence fast-check finds. Then the same calls run
  * concurrently, checked against what the answers say happened.
  */
-import { skeleton } from "../../src/text/name_skeleton.ts";
+import { skeleton } from "../../src/identity/name_skeleton.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createHandler } from "../../src/program/app.ts";

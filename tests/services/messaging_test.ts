@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { tokenDigest } from "../../src/identity/token_digest.ts";
 import { createMessagingService } from "../../src/services/messaging.ts";
 import type { Handler } from "../../src/http/router.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -136,6 +137,23 @@ storeTest(
       answers.map((a) => a.status).sort(),
       [200, 400, 400, 400],
     );
+  },
+);
+
+storeTest(
+  "the store keeps a token's SHA-256 digest, never the token, and the digest does not authenticate",
+  async (store) => {
+    const svc = service(store);
+    const token = await register(svc, "ann");
+    const secret = token.slice("ann-".length);
+    const stored = await store.tokenOf("ann");
+    assert.notEqual(stored, secret);
+    assert.equal(stored, tokenDigest(secret));
+    assert.match(stored ?? "", /^[0-9a-f]{64}$/);
+    // What a dump would yield is no credential.
+    const res = await call(svc, "GET", "/users", { token: `ann-${stored}` });
+    assert.equal(res.status, 401);
+    assert.deepEqual(await users(svc, token), ["ann"]);
   },
 );
 

@@ -45,7 +45,8 @@ import { CommandGate } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice } from "./change_notice.ts";
 import { callOf } from "./scripts.ts";
-import { skeleton } from "../../text/name_skeleton.ts";
+import { skeleton } from "../../identity/name_skeleton.ts";
+import { isClearToken, tokenDigest } from "../../identity/token_digest.ts";
 import {
   checkReply,
   historyEntry,
@@ -266,11 +267,53 @@ export class RedisStore implements Store {
     try {
       await store.#listen();
       await store.#check();
+      await store.#convertEarlierUsers();
     } catch (error) {
       await store.close();
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Converts the users an earlier version left: a token kept in clear
+   * becomes its digest and a name gains its look, each in one step that
+   * does nothing if the user changed meanwhile. Every process does it as it
+   * connects; once done, a scan finds nothing to convert.
+   */
+  async #convertEarlierUsers(): Promise<void> {
+    const { users, looks } = this.#keys;
+    let cursor = "0";
+    // HSCAN ends by returning cursor 0; the bound only guards a Redis that never does.
+    for (let step = 0; step < 10_000_000; step++) {
+      const reply = await this.#gate.read(() =>
+        this.#client.run(
+          ...callOf("usersToConvert", { users, looks }, {
+            cursor,
+            count: "500",
+          }),
+        )
+      );
+      if (
+        !Array.isArray(reply) || reply.some((item) => typeof item !== "string")
+      ) throw new UnexpectedReply("usersToConvert", reply);
+      const [next, ...found] = reply as string[];
+      for (let i = 0; i + 1 < found.length; i += 2) {
+        const name = found[i]!, stored = found[i + 1]!;
+        await this.#gate.read(() =>
+          this.#client.run(
+            ...callOf("convertUser", { users, looks }, {
+              name,
+              stored,
+              digest: isClearToken(stored) ? tokenDigest(stored) : stored,
+              skeleton: skeleton(name),
+            }),
+          )
+        );
+      }
+      if (next === "0") return;
+      cursor = next!;
+    }
   }
 
   /**

@@ -26,6 +26,8 @@ import presenceBeat from "./lua/presence_beat.lua" with { type: "text" };
 import onlineNames from "./lua/online_names.lua" with { type: "text" };
 import touchUsers from "./lua/touch_users.lua" with { type: "text" };
 import forgetIdle from "./lua/forget_idle.lua" with { type: "text" };
+import usersToConvert from "./lua/users_to_convert.lua" with { type: "text" };
+import convertUser from "./lua/convert_user.lua" with { type: "text" };
 
 /** What a write answers when its fence had passed: it did nothing, and no attempt of it ever will. */
 export const LATE = "late";
@@ -171,6 +173,16 @@ export const SCRIPTS = {
     keys: ["users", "order", "touched", "held", "channel", "looks"],
     args: ["idleMs", "limit"],
     lua: [clock, notices, held, unregister, forgetIdle],
+  }),
+  usersToConvert: script({
+    keys: ["users", "looks"],
+    args: ["cursor", "count"],
+    lua: [usersToConvert],
+  }),
+  convertUser: script({
+    keys: ["users", "looks"],
+    args: ["name", "stored", "digest", "skeleton"],
+    lua: [convertUser],
   }),
 } as const;
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { confusablePairs, skeleton } from "../../src/text/name_skeleton.ts";
+import { confusablePairs, skeleton } from "../../src/identity/name_skeleton.ts";
 
 Deno.test("every confusable in Unicode's data has the skeleton of what it looks like, inside any name", () => {
   // UTS #39 maps the NFD of a name, so an entry whose character or prototype

@@ -1,0 +1,14 @@
+-- One HSCAN step over the users: the next cursor, then each user that an
+-- earlier version left as it was (its token in clear, 40 digits, or no
+-- look), as name, stored value.
+local scan = redis.call('HSCAN', users, cursor, 'COUNT', count)
+local found = {scan[1]}
+local entries = scan[2]
+for i = 1, #entries, 2 do
+  local name, stored = entries[i], entries[i + 1]
+  if #stored == 40 or redis.call('HEXISTS', looks, 'n:' .. name) == 0 then
+    found[#found + 1] = name
+    found[#found + 1] = stored
+  end
+end
+return found
