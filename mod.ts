@@ -55,6 +55,7 @@ export {
   type Allowance,
   type Awaitable,
   RateLimited,
+  type Readiness,
   type RecentMessages,
   type RegisterResult,
   type Store,

@@ -6,9 +6,9 @@
 
 import { cpuUsage } from "node:process";
 import { setImmediate } from "node:timers";
-import { jsonResponse, statusResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/response.ts";
 import type { Routes } from "../http/router.ts";
-import type { Store } from "../store/store.ts";
+import type { Readiness, Store } from "../store/store.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import { type Metrics, METRICS_CONTENT_TYPE } from "./metrics.ts";
 
@@ -107,8 +107,16 @@ function sampleAll(options: OperationRouteOptions): void {
 export function operationRoutes(options: OperationRouteOptions): Routes {
   const { store, metrics } = options;
   sampleAll(options);
-  const readiness = (ready: boolean) =>
-    ready ? jsonResponse(READY) : statusResponse(503);
+  // Not ready: the usual 503 envelope, and what an operator is to act on.
+  const readiness = (readiness: Readiness) =>
+    readiness.ready ? jsonResponse(READY) : jsonResponse(
+      JSON.stringify({
+        status: 503,
+        message: "Service Unavailable",
+        reason: readiness.reason,
+      }),
+      503,
+    );
   return {
     "/healthz": { GET: () => jsonResponse(HEALTHY) },
     "/readyz": {

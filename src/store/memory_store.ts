@@ -12,6 +12,7 @@ import {
   type Allowance,
   INITIAL_QUOTE,
   RateLimited,
+  type Readiness,
   type RecentMessages,
   type RegisterResult,
   resolveLimits,
@@ -206,8 +207,8 @@ export class MemoryStore implements Store {
   }
 
   /** Always: memory is always there. */
-  isReady(): boolean {
-    return true;
+  isReady(): Readiness {
+    return { ready: true };
   }
 
   /** Stops forgetting idle users. */

@@ -146,11 +146,28 @@ export interface Store {
   getQuote(): Awaitable<string>;
   /** Replaces the quote. */
   setQuote(quote: string, allowance?: Allowance): Awaitable<void>;
-  /** Whether the store can serve now: the memory store always can; Redis when its subscription is up and it answers a `PING` within a second. */
-  isReady(): Awaitable<boolean>;
+  /**
+   * Whether the store can serve now, and why not: the memory store always
+   * can; Redis when its subscription is up and it takes a write (a Redis
+   * that answers but refuses writes, out of memory or read-only, cannot).
+   */
+  isReady(): Awaitable<Readiness>;
   /** Releases connections and timers; the store is unusable afterwards. */
   close(): Promise<void>;
 }
+
+/**
+ * Whether a store can serve, and when not, why (for operators: `/readyz`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore, type Readiness } from "@lms/light-messaging";
+ * const readiness: Readiness = new MemoryStore().isReady();
+ * assert.deepEqual(readiness, { ready: true });
+ * ```
+ */
+export type Readiness = { ready: true } | { ready: false; reason: string };
 
 /**
  * A stored message with its id.

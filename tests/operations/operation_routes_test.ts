@@ -1,4 +1,5 @@
 /** `/healthz` and `/readyz` at handler level, whatever services are selected. */
+import type { Readiness } from "../../src/store/store.ts";
 import assert from "node:assert/strict";
 import { createHandler } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
@@ -20,15 +21,19 @@ Deno.test("every selection serves /healthz, /readyz and /metrics", async () => {
   }
 });
 
-Deno.test("/readyz is 503 while the store cannot serve", async () => {
+Deno.test("/readyz is 503 while the store cannot serve, saying why", async () => {
   class DownStore extends MemoryStore {
-    override isReady(): boolean {
-      return false;
+    override isReady(): Readiness {
+      return { ready: false, reason: "out of memory" };
     }
   }
   const handler = createHandler({ store: new DownStore() });
   const ready = await call(handler, "GET", "/readyz");
   assert.equal(ready.status, 503);
-  assert.deepEqual(ready.json, { status: 503, message: "Service Unavailable" });
+  assert.deepEqual(ready.json, {
+    status: 503,
+    message: "Service Unavailable",
+    reason: "out of memory",
+  });
   assert.equal((await call(handler, "GET", "/healthz")).status, 200);
 });

@@ -61,7 +61,7 @@ storeTest(
 );
 
 storeTest("a store that answers is ready", async (store) => {
-  assert.equal(await store.isReady(), true);
+  assert.deepEqual(await store.isReady(), { ready: true });
 });
 
 storeTest(

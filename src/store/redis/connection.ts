@@ -40,6 +40,7 @@ import {
 } from "./redis_connection.ts";
 import { type ScriptName, SCRIPTS } from "./scripts.ts";
 import { locateMasters } from "./sentinel.ts";
+import { repeatedFaults } from "./repeated_faults.ts";
 import {
   type HostPort,
   parseSentinelUrl,
@@ -70,6 +71,9 @@ const scripts = Object.fromEntries(
  */
 const STATE_REPLY =
   /^(OOM|NOAUTH|WRONGPASS|LOADING|READONLY|MASTERDOWN|BUSY|NOREPLICAS|MISCONF|CLUSTERDOWN|TRYAGAIN|NOPERM)\b/;
+
+/** A refusal that repeats is logged once per kind per this window, with its count. */
+const REPEATED_FAULT_WINDOW_MS = 10_000;
 
 /** How often a connection through Sentinel asks the sentinels whether they still name its master. */
 const MASTER_CHECK_MS = 1000;
@@ -154,6 +158,10 @@ function createLink(
   const waiters: Waiter[] = [];
   const background = new Set<Promise<void>>();
   const isReady = () => up && client?.isReady === true;
+  const refusals = repeatedFaults(
+    (line) => report(line, "error"),
+    REPEATED_FAULT_WINDOW_MS,
+  );
 
   const link: Link = {
     get client() {
@@ -212,7 +220,10 @@ function createLink(
     return send(current).catch((error: unknown): never => {
       if (error instanceof ErrorReply) {
         if (!STATE_REPLY.test(error.message)) throw error;
-        report(`redis (${role}): ${error.message.split("\n")[0]}`, "error");
+        refusals.report(
+          error.message.split(" ")[0]!,
+          `redis (${role}): ${error.message.split("\n")[0]}`,
+        );
         if (error.message.startsWith("READONLY")) link.demoted(current);
         throw new CommandFailed("refused", `Redis refused: ${error.message}`, {
           cause: error,
@@ -264,6 +275,11 @@ function createLink(
     async ping() {
       await command((c) => c.ping());
     },
+    async probeWrite(key) {
+      await command((c) =>
+        c.set(key, "1", { expiration: { type: "PX", value: 10_000 } })
+      );
+    },
     wait: (replicas, timeoutMs) => command((c) => c.wait(replicas, timeoutMs)),
     setIfAbsent: async (key, value) =>
       (await command((c) => c.set(key, value, { condition: "NX" }))) === "OK",
@@ -282,6 +298,7 @@ function createLink(
     async close() {
       closed = true;
       closing.resolve();
+      refusals.close();
       const error = new StoreUnavailableError("the store is closed");
       for (const waiter of waiters.splice(0)) waiter.reject(error);
       link.opening?.destroy();

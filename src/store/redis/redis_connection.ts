@@ -67,6 +67,8 @@ export interface RedisConnection {
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
   /** `PING`. */
   ping(): Promise<void>;
+  /** A write that holds nothing for long (`SET key 1 PX 10000`): fails when Redis refuses writes. */
+  probeWrite(key: string): Promise<void>;
   /**
    * `WAIT replicas timeoutMs`: how many replicas hold every write sent on
    * this connection so far (in this session), once `replicas` do or the

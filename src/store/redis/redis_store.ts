@@ -28,6 +28,7 @@ import {
   type Awaitable,
   HEARTBEAT_MS,
   INITIAL_QUOTE,
+  type Readiness,
   type RecentMessages,
   type RegisterResult,
   type ResolvedLimits,
@@ -117,6 +118,8 @@ function keysOf(prefix: string) {
     quote: `${prefix}quote`,
     channel: `${prefix}changes`,
     generation: `${prefix}generation`,
+    /** Written by `/readyz`'s probe, expiring in 10 s. */
+    readiness: `${prefix}readiness`,
     /** A client's rate-limit bucket: this, then its address. */
     allowance: `${prefix}allowance:`,
     /** Presence and activity: `lua/presence*.lua`, `lua/held.lua`. */
@@ -126,6 +129,28 @@ function keysOf(prefix: string) {
     processes: `${prefix}presence:processes`,
     held: `${prefix}presence:held`,
   };
+}
+
+const notReady = (reason: string): Readiness => ({ ready: false, reason });
+
+/** Why a probe write failed, in words an operator acts on. */
+function readinessReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const refused = /Redis refused: (\w+)/.exec(message)?.[1];
+  switch (refused) {
+    case "OOM":
+      return "out of memory: Redis refuses writes (maxmemory)";
+    case "READONLY":
+      return "read-only replica: Redis refuses writes";
+    case "MISCONF":
+      return "Redis cannot save its data (MISCONF) and refuses writes";
+    case "LOADING":
+      return "Redis is loading its data";
+    case undefined:
+      return `unreachable: ${message}`;
+    default:
+      return `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
+  }
 }
 
 /** How often the store checks that Redis still holds its data (and reads Redis's clock). */
@@ -650,13 +675,17 @@ export class RedisStore implements Store {
    * process that cannot hear of changes cannot serve streams exactly), and
    * Redis answers a `PING` within the command timeout (1 s by default).
    */
-  async isReady(): Promise<boolean> {
-    if (!this.#subscription.live()) return false;
+  async isReady(): Promise<Readiness> {
+    if (!this.#subscription.live()) {
+      return notReady("no subscription: this process cannot hear of changes");
+    }
     try {
-      await this.#gate.read(() => this.#client.ping());
-      return true;
-    } catch {
-      return false;
+      await this.#gate.read(() =>
+        this.#client.probeWrite(this.#keys.readiness)
+      );
+      return { ready: true };
+    } catch (error) {
+      return notReady(readinessReason(error));
     }
   }
 
