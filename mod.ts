@@ -54,6 +54,10 @@ export { openStore, type OpenStoreOptions } from "./src/program/open_store.ts";
 export {
   type Allowance,
   type Awaitable,
+  type ChangeFeed,
+  type MessageLog,
+  type PresenceBoard,
+  type QuoteCell,
   RateLimited,
   type Readiness,
   type RecentMessages,
@@ -61,8 +65,11 @@ export {
   type Store,
   type StoredMessage,
   type StoreEvent,
+  type StoreHealth,
   type StoreLimits,
   StoreUnavailableError,
+  type UserDirectory,
+  type UserTokens,
 } from "./src/store/store.ts";
 export {
   type JsonObject,

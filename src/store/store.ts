@@ -1,7 +1,8 @@
 /**
- * The one interface all state lives behind. Every operation is a single
- * atomic step in meaning, so an implementation shared by many processes
- * (Redis) stays consistent without locks in the services.
+ * The interfaces all state lives behind, one per concern, and `Store`,
+ * all of them at once. Every operation is a single atomic step in meaning,
+ * so an implementation shared by many processes (Redis) stays consistent
+ * without locks in the services.
  *
  * A message crosses it as its JSON object text, as it is stored and sent:
  * `addMessage` takes it, `newestMessages` and `recentMessages` give it back,
@@ -30,7 +31,7 @@ import {
 export type Awaitable<T> = T | Promise<T>;
 
 /**
- * The outcome of {@linkcode Store.registerUser}.
+ * The outcome of {@linkcode UserDirectory.registerUser}.
  *
  * @example Registering twice
  * ```ts
@@ -45,7 +46,214 @@ export type Awaitable<T> = T | Promise<T>;
 export type RegisterResult = "registered" | "exists" | "full";
 
 /**
- * Users, messages and the quote: the one interface all state lives behind.
+ * Who holds which token, for checking a request's credential: the part of
+ * {@linkcode UserDirectory} that authentication needs.
+ *
+ * @example Checking a token
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore, type UserTokens } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * await store.registerUser("ann", "t1");
+ * const tokens: UserTokens = store;
+ * assert.equal(await tokens.tokenOf("ann"), "t1");
+ * tokens.touchUser("ann");
+ * ```
+ */
+export interface UserTokens {
+  /** The token stored for `name`, or `undefined` when it is not registered. */
+  tokenOf(name: string): Awaitable<string | undefined>;
+  /**
+   * `name` made an authenticated request: with
+   * {@linkcode StoreLimits.forgetUsersAfter}, its idle time starts again.
+   * Cheap enough for every request (Redis: sent in batches, at most one
+   * write per user and interval).
+   */
+  touchUser(name: string): void;
+}
+
+/**
+ * The registered users: registering, unregistering, listing.
+ *
+ * @example Registering and listing
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore, type UserDirectory } from "@lms/light-messaging";
+ * const users: UserDirectory = new MemoryStore();
+ * await users.registerUser("ann", "t1");
+ * assert.deepEqual(await users.listUsers(), ["ann"]);
+ * assert.equal(await users.removeUser("ann", "t1"), true);
+ * assert.equal(await users.userCount(), 0);
+ * ```
+ */
+export interface UserDirectory extends UserTokens {
+  /**
+   * Stores `token` for `name` unless the name, or one that looks like it
+   * (its UTS #39 skeleton), is taken or the user limit is reached. The
+   * services store a token's digest (`identity/token_digest.ts`), never the
+   * token. Every write takes an optional `allowance`: it is spent in the
+   * same atomic step as the write, and when the client has none left the
+   * write fails with {@linkcode RateLimited} and changes nothing.
+   */
+  registerUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): Awaitable<RegisterResult>;
+  /**
+   * Removes `name` only while its token is still `token`; `false` when it
+   * was not. Every process's listeners hear `unregistered`, and the name is
+   * online nowhere any more.
+   */
+  removeUser(
+    name: string,
+    token: string,
+    allowance?: Allowance,
+  ): Awaitable<boolean>;
+  /** Every registered name, in registration order; the same array until the set changes. */
+  listUsers(): Awaitable<readonly string[]>;
+  /** How many users are registered, without listing them. */
+  userCount(): Awaitable<number>;
+}
+
+/**
+ * The messages, each with its id, the newest kept up to the history bound.
+ *
+ * @example Posting and reading
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type MessageLog, MemoryStore } from "@lms/light-messaging";
+ * const log: MessageLog = new MemoryStore();
+ * assert.equal(await log.addMessage('{"text":"hi"}'), 1);
+ * assert.deepEqual(await log.newestMessages(5), ['{"text":"hi"}']);
+ * ```
+ */
+export interface MessageLog {
+  /**
+   * Inserts a message (JSON object text) as the newest, dropping the oldest
+   * past the history bound, and gives it the next id (1 for the first
+   * message the store ever keeps) in the same atomic step. Answers the id.
+   */
+  addMessage(message: string, allowance?: Allowance): Awaitable<number>;
+  /** The newest `limit` messages (each its JSON object text), newest first; the same array until a message is added. */
+  newestMessages(limit: number): Awaitable<readonly string[]>;
+  /**
+   * The retained messages with an id above `afterId`, oldest first (only the
+   * newest `limit` of them when `limit` is given), the newest id ever given,
+   * and how many messages above `afterId` have left the history.
+   */
+  recentMessages(afterId: number, limit?: number): Awaitable<RecentMessages>;
+}
+
+/**
+ * The one quote.
+ *
+ * @example Replacing it
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore, type QuoteCell } from "@lms/light-messaging";
+ * const quote: QuoteCell = new MemoryStore();
+ * await quote.setQuote("Hello!");
+ * assert.equal(await quote.getQuote(), "Hello!");
+ * ```
+ */
+export interface QuoteCell {
+  /** The current quote. */
+  getQuote(): Awaitable<string>;
+  /** Replaces the quote. */
+  setQuote(quote: string, allowance?: Allowance): Awaitable<void>;
+}
+
+/**
+ * Every change any process makes, as it is made.
+ *
+ * @example Hearing a change
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type ChangeFeed, MemoryStore } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * const feed: ChangeFeed = store;
+ * const kinds: string[] = [];
+ * const stop = feed.subscribe((event) => kinds.push(event.kind));
+ * store.setQuote("Hello!");
+ * stop();
+ * assert.deepEqual(kinds, ["quote"]);
+ * assert.equal(feed.subscriptionEpoch(), feed.subscriptionEpoch());
+ * ```
+ */
+export interface ChangeFeed {
+  /**
+   * Calls `listener` with every change any process makes, in the order they
+   * were stored (messages in id order); answers the function that stops it.
+   */
+  subscribe(listener: (event: StoreEvent) => void): () => void;
+  /**
+   * Whether `subscribe`'s listeners hear of every change now: a number that
+   * stays the same for as long as they do (two equal answers mean nothing
+   * was missed between them), or `undefined` while changes may be missed
+   * (Redis: the process's subscription is down). The memory store always
+   * answers the same number.
+   */
+  subscriptionEpoch(): number | undefined;
+}
+
+/**
+ * Who is online in any process.
+ *
+ * @example One stream's user
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore, type PresenceBoard } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * await store.registerUser("ann", "t1");
+ * const presence: PresenceBoard = store;
+ * presence.userOnline("ann");
+ * assert.deepEqual(await presence.onlineUsers(), ["ann"]);
+ * presence.userOffline("ann");
+ * assert.deepEqual(await presence.onlineUsers(), []);
+ * ```
+ */
+export interface PresenceBoard {
+  /**
+   * `name` now has a stream authenticated as it open in this process, and
+   * had none: it is online (listeners hear `presence` if it was offline
+   * everywhere). A name that is not registered stays offline. Called once
+   * per change by the process's presence tracker (`src/presence/`), which
+   * counts the streams.
+   */
+  userOnline(name: string): void;
+  /**
+   * `name` has no authenticated stream open in this process any more: it is
+   * offline once no process holds one (listeners hear `presence`).
+   */
+  userOffline(name: string): void;
+  /** The registered users online in any process, in registration order. */
+  onlineUsers(): Awaitable<readonly string[]>;
+}
+
+/**
+ * Whether the store can serve, for `/readyz`.
+ *
+ * @example Memory is always ready
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore, type StoreHealth } from "@lms/light-messaging";
+ * const health: StoreHealth = new MemoryStore();
+ * assert.deepEqual(await health.isReady(), { ready: true });
+ * ```
+ */
+export interface StoreHealth {
+  /**
+   * Whether the store can serve now, and why not: the memory store always
+   * can; Redis when its subscription is up and it takes a write (a Redis
+   * that answers but refuses writes, out of memory or read-only, cannot).
+   */
+  isReady(): Awaitable<Readiness>;
+}
+
+/**
+ * All state, behind one object: each part of the program is handed only
+ * the interfaces it uses, and whoever opened the store closes it.
  *
  * @example A store that counts its posts
  * ```ts
@@ -63,95 +271,14 @@ export type RegisterResult = "registered" | "exists" | "full";
  * assert.equal(store.posts, 1);
  * ```
  */
-export interface Store {
-  /**
-   * Stores `token` for `name` unless the name, or one that looks like it
-   * (its UTS #39 skeleton), is taken or the user limit is reached. The
-   * services store a token's digest (`identity/token_digest.ts`), never the
-   * token. Every write takes an optional `allowance`: it is spent in the
-   * same atomic step as the write, and when the client has none left the
-   * write fails with {@linkcode RateLimited} and changes nothing.
-   */
-  registerUser(
-    name: string,
-    token: string,
-    allowance?: Allowance,
-  ): Awaitable<RegisterResult>;
-  /** The token stored for `name`, or `undefined` when it is not registered. */
-  tokenOf(name: string): Awaitable<string | undefined>;
-  /**
-   * Removes `name` only while its token is still `token`; `false` when it
-   * was not. Every process's listeners hear `unregistered`, and the name is
-   * online nowhere any more.
-   */
-  removeUser(
-    name: string,
-    token: string,
-    allowance?: Allowance,
-  ): Awaitable<boolean>;
-  /** Every registered name, in registration order; the same array until the set changes. */
-  listUsers(): Awaitable<readonly string[]>;
-  /** How many users are registered, without listing them. */
-  userCount(): Awaitable<number>;
-  /**
-   * Inserts a message (JSON object text) as the newest, dropping the oldest
-   * past the history bound, and gives it the next id (1 for the first
-   * message the store ever keeps) in the same atomic step. Answers the id.
-   */
-  addMessage(message: string, allowance?: Allowance): Awaitable<number>;
-  /** The newest `limit` messages (each its JSON object text), newest first; the same array until a message is added. */
-  newestMessages(limit: number): Awaitable<readonly string[]>;
-  /**
-   * The retained messages with an id above `afterId`, oldest first (only the
-   * newest `limit` of them when `limit` is given), the newest id ever given,
-   * and how many messages above `afterId` have left the history.
-   */
-  recentMessages(afterId: number, limit?: number): Awaitable<RecentMessages>;
-  /**
-   * Calls `listener` with every change any process makes, in the order they
-   * were stored (messages in id order); answers the function that stops it.
-   */
-  subscribe(listener: (event: StoreEvent) => void): () => void;
-  /**
-   * Whether `subscribe`'s listeners hear of every change now: a number that
-   * stays the same for as long as they do (two equal answers mean nothing
-   * was missed between them), or `undefined` while changes may be missed
-   * (Redis: the process's subscription is down). The memory store always
-   * answers the same number.
-   */
-  subscriptionEpoch(): number | undefined;
-  /**
-   * `name` now has a stream authenticated as it open in this process, and
-   * had none: it is online (listeners hear `presence` if it was offline
-   * everywhere). A name that is not registered stays offline. Called once
-   * per change by the process's presence tracker (`src/presence/`), which
-   * counts the streams.
-   */
-  userOnline(name: string): void;
-  /**
-   * `name` has no authenticated stream open in this process any more: it is
-   * offline once no process holds one (listeners hear `presence`).
-   */
-  userOffline(name: string): void;
-  /** The registered users online in any process, in registration order. */
-  onlineUsers(): Awaitable<readonly string[]>;
-  /**
-   * `name` made an authenticated request: with
-   * {@linkcode StoreLimits.forgetUsersAfter}, its idle time starts again.
-   * Cheap enough for every request (Redis: sent in batches, at most one
-   * write per user and interval).
-   */
-  touchUser(name: string): void;
-  /** The current quote. */
-  getQuote(): Awaitable<string>;
-  /** Replaces the quote. */
-  setQuote(quote: string, allowance?: Allowance): Awaitable<void>;
-  /**
-   * Whether the store can serve now, and why not: the memory store always
-   * can; Redis when its subscription is up and it takes a write (a Redis
-   * that answers but refuses writes, out of memory or read-only, cannot).
-   */
-  isReady(): Awaitable<Readiness>;
+export interface Store
+  extends
+    UserDirectory,
+    MessageLog,
+    QuoteCell,
+    ChangeFeed,
+    PresenceBoard,
+    StoreHealth {
   /** Releases connections and timers; the store is unusable afterwards. */
   close(): Promise<void>;
 }
@@ -192,7 +319,7 @@ export interface StoredMessage {
 }
 
 /**
- * What {@linkcode Store.recentMessages} answers.
+ * What {@linkcode MessageLog.recentMessages} answers.
  *
  * @example Catching up after message 7
  * ```ts
@@ -217,7 +344,7 @@ export interface RecentMessages {
 }
 
 /**
- * A change, as {@linkcode Store.subscribe} reports it: a message stored, the
+ * A change, as {@linkcode ChangeFeed.subscribe} reports it: a message stored, the
  * quote replaced, a user come online or gone offline (in any process), a
  * user unregistered (by `removeUser` or forgotten for idling), or `reset`
  * when the store can no longer vouch that no change was missed (a lost
@@ -264,7 +391,7 @@ export interface StoreLimits {
   maxUsers?: number;
   /**
    * Unregisters, as `removeUser` would, a user who has been offline and
-   * has made no authenticated request ({@linkcode Store.touchUser}) for
+   * has made no authenticated request ({@linkcode UserTokens.touchUser}) for
    * this many seconds: 1 to 31,536,000. Default: never.
    */
   forgetUsersAfter?: number;
