@@ -7,7 +7,7 @@
 
 import { decodeUtf8 } from "../http/body.ts";
 import { tokenDigest } from "../identity/token_digest.ts";
-import type { Awaitable, Store } from "../store/store.ts";
+import type { Awaitable, UserTokens } from "../store/store.ts";
 
 /** The header that carries the credential. */
 export const TOKEN_HEADER = "x-messaging-token";
@@ -90,7 +90,7 @@ export function timingSafeEqual(a: string, b: string): boolean {
 function check(
   credential: Credential,
   stored: string | undefined,
-  store: Store,
+  store: UserTokens,
 ): Credential | null {
   if (
     stored === undefined ||
@@ -109,7 +109,7 @@ function check(
  */
 export function authenticate(
   req: Request,
-  store: Store,
+  store: UserTokens,
 ): Awaitable<Credential | null> {
   const credential = parseCredential(req.headers.get(TOKEN_HEADER));
   return credential === null ? null : recheck(credential, store);
@@ -122,7 +122,7 @@ export function authenticate(
  */
 export function recheck(
   credential: Credential,
-  store: Store,
+  store: UserTokens,
 ): Awaitable<Credential | null> {
   const stored = store.tokenOf(credential.name);
   return stored instanceof Promise

@@ -8,7 +8,7 @@ import { cpuUsage } from "node:process";
 import { setImmediate } from "node:timers";
 import { jsonResponse } from "../http/response.ts";
 import type { Routes } from "../http/router.ts";
-import type { Readiness, Store } from "../store/store.ts";
+import type { Readiness, StoreHealth, UserDirectory } from "../store/store.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import { type Metrics, METRICS_CONTENT_TYPE } from "./metrics.ts";
 
@@ -17,7 +17,7 @@ const READY = JSON.stringify({ status: "ready" });
 
 /** What {@linkcode operationRoutes} reports on. */
 export interface OperationRouteOptions {
-  store: Store;
+  store: StoreHealth & Pick<UserDirectory, "userCount">;
   hub: StreamHub;
   metrics: Metrics;
   /** How many requests were answered 503 because the store failed. */

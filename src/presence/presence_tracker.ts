@@ -4,7 +4,7 @@
  * its token) tells the tracker when a stream authenticated as a user opens,
  * and calls back once when it closes; the tracker counts them per user and
  * tells the store when a user's first stream in this process opens and its
- * last one closes (`Store.userOnline` / `Store.userOffline`), which is
+ * last one closes (`PresenceBoard.userOnline` / `PresenceBoard.userOffline`), which is
  * where processes are added up.
  *
  * When a user is unregistered, the streams opened as them stop counting:
@@ -14,7 +14,10 @@
  * @module
  */
 
-import type { Store } from "../store/store.ts";
+import type { ChangeFeed, PresenceBoard } from "../store/store.ts";
+
+/** What the tracker tells and hears: presence, and unregistrations. */
+type TrackedStore = PresenceBoard & ChangeFeed;
 
 /**
  * Counts this process's authenticated streams per user.
@@ -50,12 +53,12 @@ interface Hold {
 }
 
 class CountingTracker implements PresenceTracker {
-  #store: Store;
+  #store: TrackedStore;
   #holds = new Map<string, Hold>();
   /** Stops hearing of unregistrations: heard only while some stream counts. */
   #stopHearing: (() => void) | undefined;
 
-  constructor(store: Store) {
+  constructor(store: TrackedStore) {
     this.#store = store;
   }
 
@@ -92,7 +95,7 @@ class CountingTracker implements PresenceTracker {
   }
 }
 
-const trackers = new WeakMap<Store, PresenceTracker>();
+const trackers = new WeakMap<TrackedStore, PresenceTracker>();
 
 /**
  * The tracker of `store` in this process: one per store, however many
@@ -108,7 +111,7 @@ const trackers = new WeakMap<Store, PresenceTracker>();
  * assert.equal(presenceTrackerOf(store), presenceTrackerOf(store));
  * ```
  */
-export function presenceTrackerOf(store: Store): PresenceTracker {
+export function presenceTrackerOf(store: TrackedStore): PresenceTracker {
   let tracker = trackers.get(store);
   if (tracker === undefined) {
     tracker = new CountingTracker(store);

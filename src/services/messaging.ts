@@ -20,6 +20,12 @@ import {
   type Routes,
 } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
+import type {
+  ChangeFeed,
+  MessageLog,
+  PresenceBoard,
+  UserDirectory,
+} from "../store/store.ts";
 import { authenticate, normalName, recheck } from "../auth/auth.ts";
 import { checkMessage } from "./message_check.ts";
 import { messageEventsRoute } from "../streams/event_routes.ts";
@@ -48,7 +54,9 @@ const unauthorized = () => statusResponse(401);
 /** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
 // deno-lint-ignore lms/max-function-lines -- too long; split by the 0.3.0 redesign
 export function messagingRoutes(
-  options: ServiceOptions = {},
+  options: ServiceOptions<
+    UserDirectory & MessageLog & PresenceBoard & ChangeFeed
+  > = {},
   hub: StreamHub = streamHubOf(options),
 ): Routes {
   const store = options.store ?? new MemoryStore();
@@ -186,7 +194,11 @@ export function messagingRoutes(
  * ]);
  * ```
  */
-export function createMessagingService(options: ServiceOptions = {}): Handler {
+export function createMessagingService(
+  options: ServiceOptions<
+    UserDirectory & MessageLog & PresenceBoard & ChangeFeed
+  > = {},
+): Handler {
   return createRouter(
     mergeRoutes(messagingRoutes(options), chatPageRoutes({ quote: false })),
     { mapError: mapStoreError },

@@ -8,6 +8,7 @@ import { lastValueCache } from "../http/last_value_cache.ts";
 import { errorResponse, jsonResponse } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
+import type { ChangeFeed, QuoteCell, UserTokens } from "../store/store.ts";
 import { quoteErrors } from "./quote_check.ts";
 import { quoteEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
@@ -25,7 +26,7 @@ const NULL_BODY = "null";
 
 /** The quote service's route table, for composing with other services. */
 export function quoteRoutes(
-  options: ServiceOptions = {},
+  options: ServiceOptions<QuoteCell & ChangeFeed & UserTokens> = {},
   hub: StreamHub = streamHubOf(options),
 ): Routes {
   const store = options.store ?? new MemoryStore();
@@ -79,6 +80,8 @@ export function quoteRoutes(
  * assert.equal(await res.json(), "Hi!");
  * ```
  */
-export function createQuoteService(options: ServiceOptions = {}): Handler {
+export function createQuoteService(
+  options: ServiceOptions<QuoteCell & ChangeFeed & UserTokens> = {},
+): Handler {
   return createRouter(quoteRoutes(options), { mapError: mapStoreError });
 }

@@ -31,7 +31,8 @@ export const SERVICE_LIMITS = {
 } as const satisfies Record<string, WholeLimit>;
 
 /**
- * Options of `createMessagingService` and `createQuoteService`.
+ * Options of `createMessagingService` and `createQuoteService`. `S` is
+ * what each needs of the store, less than a whole {@linkcode Store}.
  *
  * @example A smaller body limit
  * ```ts
@@ -45,9 +46,9 @@ export const SERVICE_LIMITS = {
  * assert.equal((await post("Longer than sixteen bytes.")).status, 413);
  * ```
  */
-export interface ServiceOptions {
+export interface ServiceOptions<S = Store> {
   /** Where state lives. Default: a new in-memory store with the contract's limits. */
-  store?: Store;
+  store?: S;
   /** The largest request body read, in bytes; larger ones are answered 413. 1 to 2^30; default 65,536. */
   maxBodyBytes?: number;
   /** How long a request body may take to arrive, in milliseconds; slower ones are answered 408. 1 to 3,600,000; default 10,000. */
@@ -104,7 +105,7 @@ export interface ServiceOptions {
 
 /** `options[name]`, or its default; a `RangeError` when out of its range. */
 function limitOf(
-  options: ServiceOptions,
+  options: ServiceOptions<unknown>,
   name: keyof typeof SERVICE_LIMITS,
 ): number {
   const limit = SERVICE_LIMITS[name];
@@ -112,7 +113,7 @@ function limitOf(
 }
 
 /** The body reader the options describe, with the defaults filled in. */
-export function bodyReaderOf(options: ServiceOptions): BodyReader {
+export function bodyReaderOf(options: ServiceOptions<unknown>): BodyReader {
   return createBodyReader({
     maxBytes: limitOf(options, "maxBodyBytes"),
     timeoutMs: limitOf(options, "bodyTimeoutMs"),
@@ -121,7 +122,7 @@ export function bodyReaderOf(options: ServiceOptions): BodyReader {
 }
 
 /** The event-stream hub the options describe, with the defaults filled in. */
-export function streamHubOf(options: ServiceOptions): StreamHub {
+export function streamHubOf(options: ServiceOptions<unknown>): StreamHub {
   return new StreamHub({
     heartbeatMs: limitOf(options, "heartbeatMs"),
     maxStreams: limitOf(options, "maxStreams"),
@@ -134,7 +135,7 @@ export function streamHubOf(options: ServiceOptions): StreamHub {
 
 /** How the stream routes tell clients apart and take WebSockets, as the options say. */
 export function streamRouteOptionsOf(
-  options: ServiceOptions,
+  options: ServiceOptions<unknown>,
   clientOf: ClientAddressOf,
 ): StreamRouteOptions {
   return {
@@ -147,7 +148,9 @@ export function streamRouteOptionsOf(
 }
 
 /** Who the client of a request is, as the options say. */
-export function clientOfOptions(options: ServiceOptions): ClientAddressOf {
+export function clientOfOptions(
+  options: ServiceOptions<unknown>,
+): ClientAddressOf {
   return options.clientOf ??
     clientAddressOf({ trustProxy: options.trustProxy });
 }

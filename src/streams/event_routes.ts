@@ -9,7 +9,14 @@
 
 import { HttpError } from "../http/http_error.ts";
 import type { ConnectionInfo, Handler, Method } from "../http/router.ts";
-import type { Store, StoreEvent } from "../store/store.ts";
+import type {
+  ChangeFeed,
+  MessageLog,
+  PresenceBoard,
+  QuoteCell,
+  StoreEvent,
+  UserTokens,
+} from "../store/store.ts";
 import {
   authenticate,
   recheck,
@@ -125,7 +132,8 @@ const WEBSOCKET_OFF = new HttpError(400, [{
 
 /** What both transports of one route share. */
 interface StreamRoute {
-  store: Store;
+  /** Followed, and checks the tokens readers send (on either stream). */
+  store: ChangeFeed & UserTokens;
   hub: StreamHub;
   topic: string;
   clientOf: ClientAddressOf;
@@ -351,7 +359,7 @@ function openWebSocket(
  */
 async function readerOf(
   req: Request,
-  store: Store,
+  store: UserTokens,
 ): Promise<string | undefined> {
   if (!req.headers.has(TOKEN_HEADER)) return undefined;
   const user = await authenticate(req, store);
@@ -423,7 +431,7 @@ export interface StreamRouteOptions {
  * WebSocket that sent its token, makes its user online while it is open.
  */
 export function messageEventsRoute(
-  store: Store,
+  store: MessageLog & ChangeFeed & UserTokens & PresenceBoard,
   hub: StreamHub,
   options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
@@ -484,7 +492,7 @@ export function messageEventsRoute(
 
 /** The route of `GET /quote/events`: the current quote, then each replacement. */
 export function quoteEventsRoute(
-  store: Store,
+  store: QuoteCell & ChangeFeed & UserTokens,
   hub: StreamHub,
   options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
