@@ -1,4 +1,4 @@
-/** What operating asks of every store backend: write allowances (the rate limit), readiness, the user count. */
+/** Write allowances (the rate limit) as every store backend spends them, across its interfaces. */
 import assert from "node:assert/strict";
 import { storeTest } from "../_support/call.ts";
 import { RateLimited } from "../../src/store/store.ts";
@@ -57,22 +57,5 @@ storeTest(
     assert.ok(wait > 0 && wait <= 200, `waits ${wait} ms`);
     await new Promise((resolve) => setTimeout(resolve, wait + 5));
     assert.equal(await spend(() => store.setQuote("C.", fast)), 0);
-  },
-);
-
-storeTest("a store that answers is ready", async (store) => {
-  assert.deepEqual(await store.isReady(), { ready: true });
-});
-
-storeTest(
-  "userCount counts registered users without listing them",
-  async (store) => {
-    assert.equal(await store.userCount(), 0);
-    await store.registerUser("ann", "a".repeat(40));
-    await store.registerUser("bob", "b".repeat(40));
-    await store.registerUser("ann", "c".repeat(40));
-    assert.equal(await store.userCount(), 2);
-    await store.removeUser("ann", "a".repeat(40));
-    assert.equal(await store.userCount(), 1);
   },
 );

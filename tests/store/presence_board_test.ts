@@ -1,11 +1,17 @@
 /**
- * Presence and forgetting as every store keeps them (the contract's
- * "Presence"), run against each backend: who is online, what listeners
- * hear, what unregistering does to it, and which idle users are forgotten.
+ * Presence and forgetting as every store keeps them (`PresenceBoard`, the
+ * contract's "Presence"), run against each backend: who is online, what
+ * listeners hear, what unregistering does to it, and which idle users are
+ * forgotten.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { Store, StoreEvent } from "../../src/store/store.ts";
+import type {
+  ChangeFeed,
+  PresenceBoard,
+  StoreEvent,
+  UserDirectory,
+} from "../../src/store/store.ts";
 import { storeTest } from "../_support/call.ts";
 
 /** Polls `probe` every 10 ms for up to 5 s until it holds. */
@@ -20,7 +26,7 @@ async function until(probe: () => Promise<boolean> | boolean): Promise<void> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Listens to `store`, keeping only presence and unregistrations. */
-function heard(store: Store): { events: StoreEvent[]; stop: () => void } {
+function heard(store: ChangeFeed): { events: StoreEvent[]; stop: () => void } {
   const events: StoreEvent[] = [];
   const stop = store.subscribe((event) => {
     if (event.kind === "presence" || event.kind === "unregistered") {
@@ -31,12 +37,12 @@ function heard(store: Store): { events: StoreEvent[]; stop: () => void } {
 }
 
 /** Whether the store says exactly `names` are online, in that order. */
-const onlineIs = (store: Store, names: string[]) => async () =>
+const onlineIs = (store: PresenceBoard, names: string[]) => async () =>
   JSON.stringify(await store.onlineUsers()) === JSON.stringify(names);
 
 storeTest(
   "online users are the registered ones marked online, in registration order",
-  async (store) => {
+  async (store: PresenceBoard & UserDirectory) => {
     for (const name of ["c", "a", "b"]) await store.registerUser(name, "t");
     assert.deepEqual(await store.onlineUsers(), []);
     store.userOnline("b");
@@ -53,7 +59,7 @@ storeTest(
 
 storeTest(
   "listeners hear each change of presence once, and each unregistration",
-  async (store) => {
+  async (store: PresenceBoard & UserDirectory & ChangeFeed) => {
     await store.registerUser("ann", "t1");
     await store.registerUser("bob", "t2");
     const { events, stop } = heard(store);
@@ -81,7 +87,7 @@ storeTest(
 
 storeTest(
   "an unregistered user is online nowhere, and its name registered again starts offline",
-  async (store) => {
+  async (store: PresenceBoard & UserDirectory) => {
     await store.registerUser("ann", "old");
     store.userOnline("ann");
     await until(onlineIs(store, ["ann"]));
@@ -95,7 +101,7 @@ storeTest(
 
 storeTest(
   "online is what the last calls said, for any sequence of them",
-  async (store) => {
+  async (store: PresenceBoard & UserDirectory) => {
     const names = ["a", "b", "c"];
     for (const name of names) await store.registerUser(name, "t");
     await fc.assert(
@@ -120,7 +126,7 @@ storeTest(
 
 storeTest(
   "users idle past forgetUsersAfter are unregistered as removeUser would; online and active ones are kept",
-  async (store) => {
+  async (store: PresenceBoard & UserDirectory & ChangeFeed) => {
     for (const name of ["idle", "online", "active"]) {
       assert.equal(await store.registerUser(name, "t"), "registered");
     }
