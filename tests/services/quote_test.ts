@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
 import { createQuoteService } from "../../src/services/quote.ts";
+import type {
+  ChangeFeed,
+  QuoteCell,
+  UserTokens,
+} from "../../src/store/store.ts";
 import { call, CONTENT_TYPE, storeTest } from "../_support/call.ts";
 import { END, START } from "../_support/quote_errors.ts";
 
@@ -91,5 +96,25 @@ storeTest(
       (await call(quote, "POST", "/quote", { body: "Tenbytes.." })).status,
       200,
     );
+  },
+);
+
+storeTest(
+  "the quote service runs on a store with only the interfaces it names",
+  async (store) => {
+    // An object with nothing more, so that a call beyond them would fail.
+    const part: QuoteCell & ChangeFeed & UserTokens = {
+      getQuote: () => store.getQuote(),
+      setQuote: (text, allowance) => store.setQuote(text, allowance),
+      subscribe: (listener) => store.subscribe(listener),
+      subscriptionEpoch: () => store.subscriptionEpoch(),
+      tokenOf: (name) => store.tokenOf(name),
+      touchUser: (name) => store.touchUser(name),
+    };
+    const quote = createQuoteService({ store: part });
+    const post = await call(quote, "POST", "/quote", { body: "Narrow." });
+    assert.equal(post.status, 200);
+    assert.equal((await call(quote, "GET", "/quote")).json, "Narrow.");
+    assert.equal(await store.getQuote(), "Narrow.");
   },
 );
