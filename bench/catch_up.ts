@@ -94,6 +94,7 @@ for (const history of histories) {
     `--history=${history}`,
     `--max-streams=${storm + 100}`,
     `--max-streams-per-client=${storm + 100}`,
+    `--max-websockets-per-client=${storm + 100}`,
     "--quiet",
   ]);
   try {

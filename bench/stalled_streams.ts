@@ -78,6 +78,7 @@ async function startTarget(
         `--max-streams=${READERS + 10}`,
         // Every reader connects from this one address.
         `--max-streams-per-client=${READERS + 10}`,
+        `--max-websockets-per-client=${READERS + 10}`,
         ...flags.args.split(",").filter((a) => a !== ""),
       ],
       ENV,

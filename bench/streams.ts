@@ -99,6 +99,7 @@ async function measure(
     `--max-streams=${count + 10}`,
     // Every reader connects from this one address.
     `--max-streams-per-client=${count + 10}`,
+    `--max-websockets-per-client=${count + 10}`,
     ...(flags["heartbeat-ms"]
       ? [`--heartbeat-ms=${flags["heartbeat-ms"]}`]
       : []),

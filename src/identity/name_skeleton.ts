@@ -34,6 +34,23 @@ export function skeleton(text: string): string {
   return out.normalize("NFD");
 }
 
+/**
+ * What a name looks like, for "one name, one look": the skeleton of its
+ * NFKC form, so fullwidth and other compatibility letters (`ｒ`, `Ｄ`), which
+ * Unicode's confusables data leaves to NFKC, look like the letters they are.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lookOf } from "./name_skeleton.ts";
+ * assert.equal(lookOf("\uff52qzt"), lookOf("rqzt"));
+ * assert.equal(lookOf("\u0430dmin"), lookOf("admin"));
+ * ```
+ */
+export function lookOf(name: string): string {
+  return skeleton(name.normalize("NFKC"));
+}
+
 /** Every character the data maps, with the prototype it looks like. */
 export function confusablePairs(): IterableIterator<[string, string]> {
   return prototypes.entries();

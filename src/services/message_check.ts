@@ -4,7 +4,14 @@
  */
 
 import type { ErrorEntry } from "../http/response.ts";
-import { parsePosted } from "./posted_json.ts";
+import { MAX_NUMBER_LENGTH, parsePosted } from "./posted_json.ts";
+
+const POSTED_REFUSALS = {
+  invalid: "Not valid JSON",
+  "too deep": "Nested too deeply",
+  "number too long":
+    `Number too long (at most ${MAX_NUMBER_LENGTH} characters)`,
+} as const;
 
 /** The outcome of {@linkcode checkMessage}: the message to store, or the entries refusing it. */
 export type Check =
@@ -24,10 +31,7 @@ export function checkMessage(body: string | null, user: string): Check {
     ? { ok: false as const, refusal: "invalid" as const }
     : parsePosted(body);
   if (!posted.ok) {
-    return bodyError(
-      "message",
-      posted.refusal === "invalid" ? "Not valid JSON" : "Nested too deeply",
-    );
+    return bodyError("message", POSTED_REFUSALS[posted.refusal]);
   }
   const parsed = posted.value;
   if (

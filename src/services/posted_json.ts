@@ -11,7 +11,7 @@ export const MAX_JSON_DEPTH = 64;
 /** A parsed body, or why it was refused. */
 export type Posted =
   | { ok: true; value: unknown }
-  | { ok: false; refusal: "invalid" | "too deep" };
+  | { ok: false; refusal: "invalid" | "too deep" | "number too long" };
 
 // Deno 2.9 runs both (TC39 "JSON.parse source text access"); TypeScript's
 // lib does not declare them yet.
@@ -40,11 +40,27 @@ const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b;
 const CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
 /**
- * One pass over the text outside its strings: how deep it nests, and whether
- * a number in it would be re-spelt by a plain `JSON.parse` and
- * `JSON.stringify`. Most bodies hold no such number, and skip the reviver.
+ * The longest number a body may hold, in characters: Python's `json` refuses
+ * an integer of more than 4,300 digits, and every reader must be able to
+ * read what `GET /` answers.
  */
-function survey(text: string): { tooDeep: boolean; respelt: boolean } {
+export const MAX_NUMBER_LENGTH = 1000;
+
+const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/** What one pass over a body found. */
+interface Survey {
+  refusal?: "too deep" | "number too long";
+  /** Some number would be re-spelt by a plain `JSON.parse` and `JSON.stringify`. */
+  respelt: boolean;
+}
+
+/**
+ * One pass over the text outside its strings: how deep it nests, how long
+ * its numbers are, and whether one would be re-spelt by a plain round trip.
+ * Most bodies hold no such number, and skip the reviver.
+ */
+function survey(text: string): Survey {
   let depth = 0, respelt = false, inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -53,17 +69,19 @@ function survey(text: string): { tooDeep: boolean; respelt: boolean } {
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
     else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      if (++depth > MAX_JSON_DEPTH) return { tooDeep: true, respelt };
+      if (++depth > MAX_JSON_DEPTH) return { refusal: "too deep", respelt };
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
-    else if (!respelt && (c === 0x2d || (c >= 0x30 && c <= 0x39))) {
-      const number =
-        /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400))?.[0] ??
-          "";
-      respelt = number.length === 400 || String(Number(number)) !== number;
+    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      NUMBER.lastIndex = i;
+      const number = NUMBER.exec(text)?.[0] ?? "";
+      if (number.length > MAX_NUMBER_LENGTH) {
+        return { refusal: "number too long", respelt };
+      }
+      respelt ||= String(Number(number)) !== number;
       i += Math.max(0, number.length - 1);
     }
   }
-  return { tooDeep: false, respelt };
+  return { respelt };
 }
 
 /**
@@ -84,12 +102,12 @@ function survey(text: string): { tooDeep: boolean; respelt: boolean } {
  * ```
  */
 export function parsePosted(text: string): Posted {
-  const { tooDeep, respelt } = survey(text);
+  const { refusal, respelt } = survey(text);
   let value: unknown;
   try {
     value = respelt ? json.parse(text, keepDigits) : JSON.parse(text);
   } catch {
     return { ok: false, refusal: "invalid" };
   }
-  return tooDeep ? { ok: false, refusal: "too deep" } : { ok: true, value };
+  return refusal ? { ok: false, refusal } : { ok: true, value };
 }

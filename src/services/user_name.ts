@@ -13,8 +13,13 @@ export const MAX_NAME_LENGTH = 64;
 // C0, DEL and C1 (General_Category Cc) cannot travel in a header value or
 // break its line; neither may the line and paragraph separators.
 const CONTROL_OR_BREAK = /[\p{Cc}\u2028\u2029]/u;
-// Characters that show nothing or reorder the text around them.
-const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]/u;
+// Characters that show nothing or reorder the text around them: format
+// characters (Cf), default-ignorables, bidirectional controls, and the
+// blank Braille pattern, which shows as a space but is none.
+const INVISIBLE =
+  /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\u2800]/u;
+// A mark at the start attaches to whatever is shown before the name.
+const LEADING_MARK = /^\p{M}/u;
 const NONCHARACTER = /\p{Noncharacter_Code_Point}/u;
 const EDGE_SPACE = /^\s|\s$/;
 
@@ -57,6 +62,11 @@ export function nameProblem(name: string): string | null {
   if (INVISIBLE.test(name)) {
     return `Name must not contain invisible or direction-changing characters (${
       codePointOf(name, INVISIBLE)
+    })`;
+  }
+  if (LEADING_MARK.test(name)) {
+    return `Name must not start with a combining mark (${
+      codePointOf(name, LEADING_MARK)
     })`;
   }
   if (NONCHARACTER.test(name)) {

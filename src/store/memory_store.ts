@@ -5,7 +5,7 @@
  * @module
  */
 
-import { skeleton } from "../identity/name_skeleton.ts";
+import { lookOf } from "../identity/name_skeleton.ts";
 import { ChangeListeners } from "./change_listeners.ts";
 import { MemoryPresence } from "./memory_presence.ts";
 import {
@@ -81,7 +81,7 @@ export class MemoryStore implements Store {
     if (this.#users.has(name)) return "exists";
     if (this.#users.size >= this.#maxUsers) return "full";
     // One name, one look: a name that looks like a registered one is taken.
-    const look = skeleton(name);
+    const look = lookOf(name);
     if (this.#looks.has(look)) return "exists";
     this.#looks.add(look);
     this.#users.set(name, token);
@@ -106,7 +106,7 @@ export class MemoryStore implements Store {
   /** Removes a registered user: `removeUser`'s step, and forgetting's. */
   #unregister(name: string): void {
     this.#users.delete(name);
-    this.#looks.delete(skeleton(name));
+    this.#looks.delete(lookOf(name));
     this.#userList = undefined;
     this.#presence.removed(name);
     this.#listeners.emit({ kind: "unregistered", name });

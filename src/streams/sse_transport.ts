@@ -91,7 +91,10 @@ export class SseTransport implements Transport {
    * come. The reader may reconnect and catch up.
    */
   close(reason: EndReason): void {
-    const abort = reason !== "reconnect" && reason !== "stopping";
+    // An unregistered reader is told so by the last event, then the stream
+    // ends as a stream does: clients see an end, not a fault.
+    const abort = reason !== "reconnect" && reason !== "stopping" &&
+      reason !== "unregistered";
     try {
       if (abort || this.#queuedBytes > 0) {
         this.#controller.error(new StreamEnded("the stream was ended"));

@@ -5,7 +5,7 @@
  * fails with the shortest sequence fast-check finds. Then the same calls run
  * concurrently, checked against what the answers say happened.
  */
-import { skeleton } from "../../src/identity/name_skeleton.ts";
+import { lookOf } from "../../src/identity/name_skeleton.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createHandler } from "../../src/program/app.ts";
@@ -190,8 +190,8 @@ class Model {
         const name = action.name.normalize("NFC");
         if (this.nameRefused(name)) return "name-refused";
         // One name, one look (UTS #39 skeletons, Unicode's own data).
-        const look = skeleton(name);
-        if ([...this.users.keys()].some((n) => skeleton(n) === look)) {
+        const look = lookOf(name);
+        if ([...this.users.keys()].some((n) => lookOf(n) === look)) {
           return {
             status: 400,
             json: envelope(entry("url", "name", "This user exists!")),

@@ -488,6 +488,14 @@ const badMessages: [
     { name: "message", description: "Nested too deeply" },
   ],
   [
+    "holding a number of 1,001 characters",
+    `{"text":"x","n":${"9".repeat(1001)}}`,
+    {
+      name: "message",
+      description: "Number too long (at most 1000 characters)",
+    },
+  ],
+  [
     "too deep and not JSON (not JSON first)",
     `{"text":"x","n":${"[".repeat(100)}}`,
     { name: "message", description: "Not valid JSON" },
@@ -513,6 +521,19 @@ storeTest(
     );
   },
 );
+
+storeTest("a number of 1,000 characters is kept as posted", async (store) => {
+  const svc = service(store);
+  const token = await register(svc, "alice");
+  const n = "9".repeat(1000);
+  const res = await call(svc, "POST", "/", {
+    token,
+    body: `{"text":"x","n":${n}}`,
+  });
+  assert.equal(res.status, 200);
+  const read = await call(svc, "GET", "/");
+  assert.ok(read.text.includes(`"n":${n},`));
+});
 
 storeTest("a body nested exactly 64 deep is stored", async (store) => {
   const svc = service(store);

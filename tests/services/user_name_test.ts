@@ -65,6 +65,9 @@ Deno.test("names that could not come back are refused, each with its reason", ()
     ["word\u2060joiner", "U+2060"],
     ["\ufeffbom", "U+FEFF"],
     ["soft\u00adhyphen", "U+00AD"],
+    ["a\u2800b", "U+2800"], // blank Braille pattern
+    ["x\ufff9y", "U+FFF9"], // interlinear annotation
+    ["x\u{13430}y", "U+13430"], // Egyptian hieroglyph format control
   ];
   for (const [name, codePoint] of invisible) {
     assert.equal(
@@ -82,6 +85,14 @@ Deno.test("names that could not come back are refused, each with its reason", ()
     assert.equal(
       nameProblem(name!),
       `Name must not contain noncharacters (${codePoint})`,
+    );
+  }
+  for (
+    const [name, codePoint] of [["\u0301", "U+0301"], ["\u20ddab", "U+20DD"]]
+  ) {
+    assert.equal(
+      nameProblem(name!),
+      `Name must not start with a combining mark (${codePoint})`,
     );
   }
   assert.equal(nameProblem("Ann Lee"), null);

@@ -425,3 +425,26 @@ Deno.test("DELETE /users ends the user's own streams: its WebSockets close with 
     }
   });
 });
+
+Deno.test("an event stream ended by unregistering ends cleanly after its last event: no reader sees a cut-off body", async () => {
+  await withServer([], async ({ url }) => {
+    const ann = await register(url, "ann");
+    const res = await fetch(`${url}events`, {
+      headers: { "x-messaging-token": utf8Header(ann) },
+    });
+    const body = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = (await body.read()).value ?? "";
+    const gone = await fetch(`${url}users`, {
+      method: "DELETE",
+      headers: { "x-messaging-token": utf8Header(ann) },
+    });
+    await gone.body?.cancel();
+    // A cut-off body makes read() throw; a clean end answers done.
+    for (let i = 0; i < 100; i++) {
+      const { done, value } = await body.read();
+      if (done) break;
+      text += value;
+    }
+    assert.match(text, /data: \{"name":"ann","registered":false\}\n\n$/);
+  });
+});

@@ -46,7 +46,7 @@ import { CommandGate } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice } from "./change_notice.ts";
 import { callOf } from "./scripts.ts";
-import { skeleton } from "../../identity/name_skeleton.ts";
+import { lookOf } from "../../identity/name_skeleton.ts";
 import { isClearToken, tokenDigest } from "../../identity/token_digest.ts";
 import {
   checkReply,
@@ -331,7 +331,7 @@ export class RedisStore implements Store {
               name,
               stored,
               digest: isClearToken(stored) ? tokenDigest(stored) : stored,
-              skeleton: skeleton(name),
+              skeleton: lookOf(name),
             }),
           )
         );
@@ -491,7 +491,7 @@ export class RedisStore implements Store {
           name,
           token,
           maxUsers: String(this.#maxUsers),
-          skeleton: skeleton(name),
+          skeleton: lookOf(name),
         },
         allowance,
       ),
