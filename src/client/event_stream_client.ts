@@ -10,6 +10,7 @@
 import { createParser } from "eventsource-parser";
 import { headerValue } from "./header_value.js";
 import { ServiceError, serviceErrorOf } from "./service_error.ts";
+import { CLOSE_CODES } from "../http/catalogue.ts";
 
 /** The credential header for `token`, as UTF-8 bytes (names beyond U+00FF travel only so); none without one. */
 export function tokenHeaders(
@@ -205,15 +206,15 @@ function eventOfFrame(data: unknown): StreamMessage | undefined {
  */
 function closeError(event: CloseEvent): Error {
   const said = event.reason ? `: ${event.reason}` : "";
-  if (event.code === 1008) {
+  if (event.code === CLOSE_CODES["bad-token"].code) {
     return new ServiceError(401, {
-      message: `Unauthorized (the socket was closed with 1008${said})`,
+      message: `Unauthorized (the socket was closed with ${event.code}${said})`,
     });
   }
-  if (event.code === 1003) {
+  if (event.code === CLOSE_CODES["bad-frame"].code) {
     return new ServiceError(400, {
       message:
-        `The service refused a frame (the socket was closed with 1003${said})`,
+        `The service refused a frame (the socket was closed with ${event.code}${said})`,
     });
   }
   return new Error(`the socket closed with ${event.code}${said}`);

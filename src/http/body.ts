@@ -7,7 +7,8 @@
  */
 
 import { Deadlines, type Wait } from "../timers/deadlines.ts";
-import { HttpError } from "./http_error.ts";
+import { entryOf, REFUSALS } from "./catalogue.ts";
+import { HttpError, refusalError } from "./http_error.ts";
 
 const strictDecoder = new TextDecoder("utf-8", {
   fatal: true,
@@ -16,18 +17,13 @@ const strictDecoder = new TextDecoder("utf-8", {
   ignoreBOM: true,
 });
 
-const bodyError = (status: number, description: string) =>
-  new HttpError(status, [{ location: "body", name: "body", description }]);
-
 /** Raised when a body is over the limit; answered 413. */
 export class BodyTooLargeError extends HttpError {
   /** Builds the error for a limit of `limit` bytes. */
   constructor(readonly limit: number) {
-    super(413, [{
-      location: "body",
-      name: "body",
-      description: `Request body is larger than the limit of ${limit} bytes`,
-    }]);
+    super(REFUSALS.bodyTooLarge.status, [
+      entryOf(REFUSALS.bodyTooLarge, { limit }),
+    ]);
     this.name = "BodyTooLargeError";
   }
 }
@@ -75,17 +71,13 @@ const EMPTY = new Uint8Array(0);
 type EndRead = (error: HttpError) => void;
 
 /** Builds a reader that applies `limits` to every body it reads. */
-// deno-lint-ignore lms/max-function-lines -- too long; split by the 0.3.0 redesign
 export function createBodyReader(limits: BodyLimits): BodyReader {
   const { maxBytes, timeoutMs, signal } = limits;
   // Reads in progress, so one timer and one stop listener serve them all.
   const reading = new Deadlines<EndRead>(
     timeoutMs,
     (end) =>
-      end(bodyError(
-        408,
-        `Request body did not arrive within ${timeoutMs / 1000} s`,
-      )),
+      end(refusalError(REFUSALS.bodyTimeout, { seconds: timeoutMs / 1000 })),
   );
   signal?.addEventListener("abort", () => {
     const stopping = new HttpError(503);
@@ -141,14 +133,14 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
         if (result.byteLength > maxBytes) {
           reject(new BodyTooLargeError(maxBytes));
         } else if (expected >= 0 && result.byteLength < expected) {
-          reject(bodyError(400, "Request body was cut short"));
+          reject(refusalError(REFUSALS.bodyCutShort));
         } else resolve(finish(result));
       }, (error) => {
         if (!reading.delete(wait)) return;
         reject(
           error instanceof HttpError
             ? error
-            : bodyError(400, "Request body was cut short"),
+            : refusalError(REFUSALS.bodyCutShort),
         );
       });
     });

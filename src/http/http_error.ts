@@ -5,6 +5,7 @@
  * @module
  */
 
+import { entryOf, type Placeholders, type Refusal } from "./catalogue.ts";
 import {
   type ErrorEntry,
   errorResponse,
@@ -90,4 +91,13 @@ export class HttpError extends Error {
       ? statusResponse(this.status, this.headers)
       : errorResponse(this.errors, this.status, this.headers);
   }
+}
+
+/** The error answering `refusal`, its placeholders filled in from `values`. */
+export function refusalError(
+  refusal: Refusal,
+  values?: Placeholders,
+  headers?: Record<string, string>,
+): HttpError {
+  return new HttpError(refusal.status, [entryOf(refusal, values)], headers);
 }

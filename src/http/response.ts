@@ -7,6 +7,15 @@
  * @module
  */
 
+import {
+  type ErrorEntry,
+  type ErrorLocation,
+  type FixedStatus,
+  STATUS_MESSAGES,
+} from "./catalogue.ts";
+
+export type { ErrorEntry, ErrorLocation, FixedStatus };
+
 /**
  * The one content type every JSON response carries.
  *
@@ -19,45 +28,6 @@
  * ```
  */
 export const JSON_CONTENT_TYPE = "application/json; charset=UTF-8";
-
-/**
- * A location of an error entry: the URL (path and query) or the request body.
- *
- * @example Entries about the body
- * ```ts
- * import assert from "node:assert/strict";
- * import { createMessagingService, type ErrorLocation } from "@lms/light-messaging";
- * const messaging = createMessagingService();
- * const res = await messaging(
- *   new Request("http://localhost/users", { method: "POST", body: "" }),
- * );
- * const { errors } = await res.json();
- * const where: ErrorLocation = errors[0].location;
- * assert.equal(where, "body");
- * ```
- */
-export type ErrorLocation = "url" | "body";
-
-/**
- * One validation failure, as the contract's 400 envelope lists it.
- *
- * @example An entry
- * ```ts
- * import assert from "node:assert/strict";
- * import { type ErrorEntry, HttpError } from "@lms/light-messaging";
- * const entry: ErrorEntry = { location: "url", name: "name", description: "This user exists!" };
- * const res = new HttpError(400, [entry]).getResponse();
- * assert.deepEqual(await res.json(), { status: "error", errors: [entry] });
- * ```
- */
-export interface ErrorEntry {
-  /** Where the offending value was found. */
-  location: ErrorLocation;
-  /** The offending field. */
-  name: string;
-  /** A sentence a person can read. */
-  description: string;
-}
 
 /** Answers `status` with a body that is already JSON text. */
 export function jsonResponse(
@@ -89,30 +59,8 @@ export function errorResponse(
   );
 }
 
-/**
- * The statuses answered with a fixed `{status, message}` body.
- *
- * @example An error with no entries
- * ```ts
- * import assert from "node:assert/strict";
- * import { type FixedStatus, HttpError } from "@lms/light-messaging";
- * const status: FixedStatus = 404;
- * const res = new HttpError(status).getResponse();
- * assert.deepEqual(await res.json(), { status: 404, message: "Not Found" });
- * ```
- */
-export type FixedStatus = 401 | 403 | 404 | 405 | 500 | 503;
-
-const statusMessages: Record<FixedStatus, string> = {
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  500: "Internal Server Error",
-  503: "Service Unavailable",
-};
 const statusBodies = new Map<number, string>();
-for (const [code, message] of Object.entries(statusMessages)) {
+for (const [code, message] of Object.entries(STATUS_MESSAGES)) {
   statusBodies.set(
     Number(code),
     JSON.stringify({ status: Number(code), message }),

@@ -9,7 +9,8 @@
  */
 
 import type { ClientAddressOf } from "../http/client_address.ts";
-import { errorResponse } from "../http/response.ts";
+import { REFUSALS } from "../http/catalogue.ts";
+import { refusalError } from "../http/http_error.ts";
 import type { ConnectionInfo } from "../http/router.ts";
 import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
@@ -39,18 +40,11 @@ const seconds = (whole: number) => `${whole} second${whole === 1 ? "" : "s"}`;
 /** The 429 of a client that must wait `waitMs`, with an honest `Retry-After`. */
 export function tooManyWrites(rate: RateLimit, waitMs: number): Response {
   const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-  return errorResponse(
-    [{
-      location: "url",
-      name: "rate",
-      description:
-        `Too many writes from this client: ${rate.burst} at once, then one every ${
-          seconds(rate.periodMs / 1000)
-        }; try again in ${seconds(retryAfter)}`,
-    }],
-    429,
-    { "retry-after": String(retryAfter) },
-  );
+  return refusalError(REFUSALS.tooManyWrites, {
+    burst: rate.burst,
+    period: seconds(rate.periodMs / 1000),
+    wait: seconds(retryAfter),
+  }, { "retry-after": String(retryAfter) }).getResponse();
 }
 
 /** Finds the allowance a request's write spends, or `undefined` when writes are not limited. */

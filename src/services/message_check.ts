@@ -3,14 +3,16 @@
  * @module
  */
 
+import { entryOf, type Refusal, REFUSALS } from "../http/catalogue.ts";
 import type { ErrorEntry } from "../http/response.ts";
 import { MAX_NUMBER_LENGTH, parsePosted } from "./posted_json.ts";
 
 const POSTED_REFUSALS = {
-  invalid: "Not valid JSON",
-  "too deep": "Nested too deeply",
-  "number too long":
-    `Number too long (at most ${MAX_NUMBER_LENGTH} characters)`,
+  invalid: entryOf(REFUSALS.notJson),
+  "too deep": entryOf(REFUSALS.nestedTooDeeply),
+  "number too long": entryOf(REFUSALS.numberTooLong, {
+    limit: MAX_NUMBER_LENGTH,
+  }),
 } as const;
 
 /** The outcome of {@linkcode checkMessage}: the message to store, or the entries refusing it. */
@@ -18,8 +20,8 @@ export type Check =
   | { ok: true; message: Record<string, unknown> }
   | { ok: false; errors: ErrorEntry[] };
 
-function bodyError(name: string, description: string): Check {
-  return { ok: false, errors: [{ location: "body", name, description }] };
+function bodyError(refusal: Refusal): Check {
+  return { ok: false, errors: [entryOf(refusal)] };
 }
 
 /**
@@ -31,25 +33,25 @@ export function checkMessage(body: string | null, user: string): Check {
     ? { ok: false as const, refusal: "invalid" as const }
     : parsePosted(body);
   if (!posted.ok) {
-    return bodyError("message", POSTED_REFUSALS[posted.refusal]);
+    return { ok: false, errors: [POSTED_REFUSALS[posted.refusal]] };
   }
   const parsed = posted.value;
   if (
     typeof parsed !== "object" || parsed === null || Array.isArray(parsed) ||
     !Object.hasOwn(parsed, "text")
   ) {
-    return bodyError("text", "Missing text");
+    return bodyError(REFUSALS.missingText);
   }
   // JSON.parse defines every key as an own data property, `__proto__`
   // included, so the posted fields are kept as posted.
   const message = parsed as Record<string, unknown>;
   if (typeof message.text !== "string") {
-    return bodyError("text", "text must be a string");
+    return bodyError(REFUSALS.textNotString);
   }
   if (!Object.hasOwn(message, "color")) {
     message.color = "black";
   } else if (message.color !== "red" && message.color !== "black") {
-    return bodyError("color", "only red and black supported");
+    return bodyError(REFUSALS.badColor);
   }
   message.user = user;
   return { ok: true, message };

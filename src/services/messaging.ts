@@ -5,6 +5,8 @@
  * @module
  */
 
+import { REFUSALS } from "../http/catalogue.ts";
+import { refusalError } from "../http/http_error.ts";
 import { lastValueCache } from "../http/last_value_cache.ts";
 import {
   errorResponse,
@@ -81,7 +83,7 @@ export function messagingRoutes(
   ): Promise<Response> {
     const text = await body.text(req);
     if (text === null) {
-      return errorResponse([nameError("Name is not valid UTF-8")]);
+      return refusalError(REFUSALS.nameNotUtf8).getResponse();
     }
     const name = normalName(text);
     const problem = nameProblem(name);
@@ -92,14 +94,9 @@ export function messagingRoutes(
       case "registered":
         return jsonResponse(`{"token":${JSON.stringify(`${name}-${token}`)}}`);
       case "exists":
-        return errorResponse([
-          { location: "url", name: "name", description: "This user exists!" },
-        ]);
+        return refusalError(REFUSALS.userExists).getResponse();
       case "full":
-        return errorResponse(
-          [nameError("No more users can register: the user limit is reached")],
-          503,
-        );
+        return refusalError(REFUSALS.usersFull).getResponse();
     }
   }
 

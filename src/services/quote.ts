@@ -4,6 +4,8 @@
  * @module
  */
 
+import { REFUSALS } from "../http/catalogue.ts";
+import { refusalError } from "../http/http_error.ts";
 import { lastValueCache } from "../http/last_value_cache.ts";
 import { errorResponse, jsonResponse } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
@@ -45,11 +47,7 @@ export function quoteRoutes(
       async POST(req, info) {
         const text = await body.text(req);
         if (text === null) {
-          return errorResponse([{
-            location: "body",
-            name: "quote",
-            description: "Quote is not valid UTF-8",
-          }]);
+          return refusalError(REFUSALS.quoteNotUtf8).getResponse();
         }
         const errors = quoteErrors(text);
         if (errors.length > 0) return errorResponse(errors);

@@ -3,6 +3,7 @@
  * @module
  */
 
+import { entryOf, REFUSALS } from "../http/catalogue.ts";
 import type { ErrorEntry } from "../http/response.ts";
 
 /** The format errors of a proposed quote, in the contract's order; empty when it passes. */
@@ -10,19 +11,11 @@ export function quoteErrors(text: string): ErrorEntry[] {
   const errors: ErrorEntry[] = [];
   const first = text.charCodeAt(0);
   if (!(first >= 0x41 && first <= 0x5a)) {
-    errors.push({
-      location: "body",
-      name: "quote",
-      description: "Does not start with a majuscule",
-    });
+    errors.push(entryOf(REFUSALS.quoteStart));
   }
   const last = text.at(-1);
   if (last !== "." && last !== "?" && last !== "!") {
-    errors.push({
-      location: "body",
-      name: "quote",
-      description: "Does not end properly",
-    });
+    errors.push(entryOf(REFUSALS.quoteEnd));
   }
   return errors;
 }

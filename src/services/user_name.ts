@@ -5,10 +5,15 @@
  * @module
  */
 
+import {
+  entryOf,
+  MAX_NAME_LENGTH,
+  type Refusal,
+  REFUSALS,
+} from "../http/catalogue.ts";
 import type { ErrorEntry } from "../http/response.ts";
 
-/** The longest name accepted, in Unicode code points. */
-export const MAX_NAME_LENGTH = 64;
+export { MAX_NAME_LENGTH };
 
 // C0, DEL and C1 (General_Category Cc) cannot travel in a header value or
 // break its line; neither may the line and paragraph separators.
@@ -50,38 +55,24 @@ function codePointOf(name: string, pattern: RegExp): string {
  * ```
  */
 export function nameProblem(name: string): string | null {
-  if (name.length === 0) return "Name must not be empty";
+  if (name.length === 0) return REFUSALS.nameEmpty.description;
+  const found = (refusal: Refusal, pattern: RegExp) =>
+    entryOf(refusal, { codePoint: codePointOf(name, pattern) }).description;
   if (CONTROL_OR_BREAK.test(name)) {
-    return `Name must not contain control characters or line breaks (${
-      codePointOf(name, CONTROL_OR_BREAK)
-    })`;
+    return found(REFUSALS.nameControl, CONTROL_OR_BREAK);
   }
-  if (name.includes("-")) {
-    return "Name must not contain '-': the token header is split at its first '-'";
-  }
-  if (INVISIBLE.test(name)) {
-    return `Name must not contain invisible or direction-changing characters (${
-      codePointOf(name, INVISIBLE)
-    })`;
-  }
+  if (name.includes("-")) return REFUSALS.nameDash.description;
+  if (INVISIBLE.test(name)) return found(REFUSALS.nameInvisible, INVISIBLE);
   if (LEADING_MARK.test(name)) {
-    return `Name must not start with a combining mark (${
-      codePointOf(name, LEADING_MARK)
-    })`;
+    return found(REFUSALS.nameLeadingMark, LEADING_MARK);
   }
   if (NONCHARACTER.test(name)) {
-    return `Name must not contain noncharacters (${
-      codePointOf(name, NONCHARACTER)
-    })`;
+    return found(REFUSALS.nameNoncharacter, NONCHARACTER);
   }
-  if (EDGE_SPACE.test(name)) {
-    return "Name must not start or end with white space";
-  }
+  if (EDGE_SPACE.test(name)) return REFUSALS.nameEdgeSpace.description;
   let codePoints = 0;
   for (const _ of name) {
-    if (++codePoints > MAX_NAME_LENGTH) {
-      return `Name must be at most ${MAX_NAME_LENGTH} characters`;
-    }
+    if (++codePoints > MAX_NAME_LENGTH) return REFUSALS.nameTooLong.description;
   }
   return null;
 }

@@ -7,7 +7,8 @@
  * @module
  */
 
-import { HttpError } from "../http/http_error.ts";
+import { REFUSALS } from "../http/catalogue.ts";
+import { HttpError, refusalError } from "../http/http_error.ts";
 import type { ConnectionInfo, Handler, Method } from "../http/router.ts";
 import type {
   ChangeFeed,
@@ -76,24 +77,18 @@ const FOLLOW_RETRY_SECONDS = 1;
  * opened now would wait in vain for messages stored elsewhere, so none is
  * opened. `Retry-After` says when to try again, here or elsewhere.
  */
-const NOT_FOLLOWING = new HttpError(503, [{
-  location: "url",
-  name: "events",
-  description:
-    "This server cannot follow new changes right now (its connection to the shared store is being restored); try again shortly",
-}], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
+const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, {
+  "retry-after": String(FOLLOW_RETRY_SECONDS),
+});
 
 /**
  * The answer to an event stream cut during its catch-up because all
  * readers together had more waiting than the server allows, this one
  * furthest behind: others will have taken theirs shortly.
  */
-const READERS_BEHIND = new HttpError(503, [{
-  location: "url",
-  name: "events",
-  description:
-    "Too much is waiting for this server's readers to open a stream with this catch-up right now; try again shortly",
-}], { "retry-after": String(FOLLOW_RETRY_SECONDS) });
+const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, {
+  "retry-after": String(FOLLOW_RETRY_SECONDS),
+});
 
 /**
  * When a reader refused for a cap may try again: a place frees only when
@@ -102,33 +97,17 @@ const READERS_BEHIND = new HttpError(503, [{
  */
 const CAP_RETRY = { "retry-after": "5" };
 
-const REFUSALS = {
-  full: new HttpError(503, [{
-    location: "url",
-    name: "events",
-    description:
-      "Too many event streams are open on this server; try again later",
-  }], CAP_RETRY),
-  "client-full": new HttpError(429, [{
-    location: "url",
-    name: "events",
-    description:
-      "Too many event streams are open from this client; close one first",
-  }], CAP_RETRY),
-  "client-websockets-full": new HttpError(429, [{
-    location: "url",
-    name: "events",
-    description:
-      "Too many WebSockets are open from this client; close one first, or follow with an event stream",
-  }], CAP_RETRY),
+const CAP_REFUSALS = {
+  full: refusalError(REFUSALS.streamsFull, {}, CAP_RETRY),
+  "client-full": refusalError(REFUSALS.clientStreamsFull, {}, CAP_RETRY),
+  "client-websockets-full": refusalError(
+    REFUSALS.clientWebSocketsFull,
+    {},
+    CAP_RETRY,
+  ),
 } satisfies Record<StreamRefusal, HttpError>;
 
-const WEBSOCKET_OFF = new HttpError(400, [{
-  location: "url",
-  name: "upgrade",
-  description:
-    "WebSockets are turned off on this server; follow with an event stream (GET without Upgrade)",
-}]);
+const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);
 
 /** What both transports of one route share. */
 interface StreamRoute {
@@ -168,7 +147,7 @@ function openOn<T extends Transport>(
     connection,
     kind,
   );
-  if (typeof stream === "string") throw REFUSALS[stream];
+  if (typeof stream === "string") throw CAP_REFUSALS[stream];
   return { stream, epoch };
 }
 
@@ -322,13 +301,9 @@ function openWebSocket(
           idleTimeout: (2 * route.hub.heartbeatMs) / 1000,
         });
       } catch (error) {
-        throw new HttpError(400, [{
-          location: "url",
-          name: "upgrade",
-          description: `Not a WebSocket upgrade request: ${
-            (error as Error).message
-          }`,
-        }]);
+        throw refusalError(REFUSALS.notUpgrade, {
+          reason: (error as Error).message,
+        });
       }
       response = upgrade.response;
       for (const type of ["close", "error"]) {

@@ -5,27 +5,10 @@
  * @module
  */
 
+import { CLOSE_CODES } from "../http/catalogue.ts";
 import type { StreamEvent } from "./event_stream_format.ts";
 import type { BudgetShare } from "./stream_budget.ts";
 import type { EndReason, Transport } from "./transport.ts";
-
-/** The close code for each way a socket is ended by the server. */
-export const CLOSE_CODES = {
-  /** The server is stopping: "going away". */
-  stopping: 1001,
-  /** The process lost track of changes, or the store started afresh: reconnect and catch up. */
-  reconnect: 1012,
-  /** The reader fell past the bound on what may wait for it: "try again later". */
-  overflow: 1013,
-  /** The catch-up or a token check failed (the store did not answer): "internal error". */
-  fault: 1011,
-  /** A client frame that is not the one token frame the server accepts: "unsupported data". */
-  "bad-frame": 1003,
-  /** A token frame whose token does not authenticate: "policy violation". */
-  "bad-token": 1008,
-  /** The user the socket was authenticated as was unregistered: "policy violation". */
-  unregistered: 1008,
-} as const satisfies Record<EndReason, number>;
 
 /**
  * A socket of the hub. Frames written before the upgrade completes (the
@@ -92,7 +75,7 @@ export class WebSocketTransport implements Transport {
     this.#pending = undefined;
     this.#pendingLength = 0;
     if (this.socket.readyState === WebSocket.CONNECTING) {
-      this.#closeCode = CLOSE_CODES[reason];
-    } else this.socket.close(CLOSE_CODES[reason]);
+      this.#closeCode = CLOSE_CODES[reason].code;
+    } else this.socket.close(CLOSE_CODES[reason].code);
   }
 }

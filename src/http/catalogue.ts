@@ -1,0 +1,272 @@
+/**
+ * The catalogue of refusals: every error entry the service answers (its
+ * status, location, name and exact text), every fixed `{status, message}`
+ * body and every WebSocket close code. Handlers build their errors from it,
+ * the OpenAPI document lists them from it and the clients read the close
+ * codes from it, so each text is written once. It lives in `http`, below
+ * the clients, so that they can import it.
+ * @module
+ */
+
+/**
+ * A location of an error entry: the URL (path and query) or the request body.
+ *
+ * @example Entries about the body
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createMessagingService, type ErrorLocation } from "@lms/light-messaging";
+ * const messaging = createMessagingService();
+ * const res = await messaging(
+ *   new Request("http://localhost/users", { method: "POST", body: "" }),
+ * );
+ * const { errors } = await res.json();
+ * const where: ErrorLocation = errors[0].location;
+ * assert.equal(where, "body");
+ * ```
+ */
+export type ErrorLocation = "url" | "body";
+
+/**
+ * One validation failure, as the contract's 400 envelope lists it.
+ *
+ * @example An entry
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type ErrorEntry, HttpError } from "@lms/light-messaging";
+ * const entry: ErrorEntry = { location: "url", name: "name", description: "This user exists!" };
+ * const res = new HttpError(400, [entry]).getResponse();
+ * assert.deepEqual(await res.json(), { status: "error", errors: [entry] });
+ * ```
+ */
+export interface ErrorEntry {
+  /** Where the offending value was found. */
+  location: ErrorLocation;
+  /** The offending field. */
+  name: string;
+  /** A sentence a person can read. */
+  description: string;
+}
+
+/**
+ * One refusal: the status it is answered with and the entry it lists. A
+ * `{placeholder}` in the description is filled in by {@linkcode entryOf}.
+ */
+export interface Refusal {
+  readonly status: number;
+  readonly location: ErrorLocation;
+  readonly name: string;
+  readonly description: string;
+}
+
+/** The longest name accepted, in Unicode code points. */
+export const MAX_NAME_LENGTH = 64;
+
+const refusal = (
+  status: number,
+  location: ErrorLocation,
+  name: string,
+  description: string,
+): Refusal => ({ status, location, name, description });
+
+const name = (description: string) => refusal(400, "body", "name", description);
+const events = (status: number, description: string) =>
+  refusal(status, "url", "events", description);
+
+/** Every refusal of the service, by what it refuses. */
+export const REFUSALS = {
+  userExists: refusal(400, "url", "name", "This user exists!"),
+  nameEmpty: name("Name must not be empty"),
+  nameDash: name(
+    "Name must not contain '-': the token header is split at its first '-'",
+  ),
+  nameControl: name(
+    "Name must not contain control characters or line breaks ({codePoint})",
+  ),
+  nameInvisible: name(
+    "Name must not contain invisible or direction-changing characters ({codePoint})",
+  ),
+  nameLeadingMark: name(
+    "Name must not start with a combining mark ({codePoint})",
+  ),
+  nameNoncharacter: name("Name must not contain noncharacters ({codePoint})"),
+  nameEdgeSpace: name("Name must not start or end with white space"),
+  nameTooLong: name(`Name must be at most ${MAX_NAME_LENGTH} characters`),
+  nameNotUtf8: name("Name is not valid UTF-8"),
+  usersFull: refusal(
+    503,
+    "body",
+    "name",
+    "No more users can register: the user limit is reached",
+  ),
+  notJson: refusal(400, "body", "message", "Not valid JSON"),
+  nestedTooDeeply: refusal(400, "body", "message", "Nested too deeply"),
+  numberTooLong: refusal(
+    400,
+    "body",
+    "message",
+    "Number too long (at most {limit} characters)",
+  ),
+  missingText: refusal(400, "body", "text", "Missing text"),
+  textNotString: refusal(400, "body", "text", "text must be a string"),
+  badColor: refusal(400, "body", "color", "only red and black supported"),
+  quoteStart: refusal(400, "body", "quote", "Does not start with a majuscule"),
+  quoteEnd: refusal(400, "body", "quote", "Does not end properly"),
+  quoteNotUtf8: refusal(400, "body", "quote", "Quote is not valid UTF-8"),
+  bodyCutShort: refusal(400, "body", "body", "Request body was cut short"),
+  bodyTimeout: refusal(
+    408,
+    "body",
+    "body",
+    "Request body did not arrive within {seconds} s",
+  ),
+  bodyTooLarge: refusal(
+    413,
+    "body",
+    "body",
+    "Request body is larger than the limit of {limit} bytes",
+  ),
+  tooManyWrites: refusal(
+    429,
+    "url",
+    "rate",
+    "Too many writes from this client: {burst} at once, then one every {period}; try again in {wait}",
+  ),
+  clientStreamsFull: events(
+    429,
+    "Too many event streams are open from this client; close one first",
+  ),
+  clientWebSocketsFull: events(
+    429,
+    "Too many WebSockets are open from this client; close one first, or follow with an event stream",
+  ),
+  streamsFull: events(
+    503,
+    "Too many event streams are open on this server; try again later",
+  ),
+  notFollowing: events(
+    503,
+    "This server cannot follow new changes right now (its connection to the shared store is being restored); try again shortly",
+  ),
+  readersBehind: events(
+    503,
+    "Too much is waiting for this server's readers to open a stream with this catch-up right now; try again shortly",
+  ),
+  notUpgrade: refusal(
+    400,
+    "url",
+    "upgrade",
+    "Not a WebSocket upgrade request: {reason}",
+  ),
+  webSocketsOff: refusal(
+    400,
+    "url",
+    "upgrade",
+    "WebSockets are turned off on this server; follow with an event stream (GET without Upgrade)",
+  ),
+} as const satisfies Record<string, Refusal>;
+
+/** The values of a refusal's `{placeholders}`. */
+export type Placeholders = Record<string, string | number>;
+
+const PLACEHOLDER = /\{(\w+)\}/g;
+
+/** The entry `refusal` lists, its placeholders filled in from `values`. */
+export function entryOf(
+  refusal: Refusal,
+  values: Placeholders = {},
+): ErrorEntry {
+  const description = refusal.description.replace(
+    PLACEHOLDER,
+    (_, key: string) => String(values[key]),
+  );
+  return { location: refusal.location, name: refusal.name, description };
+}
+
+/** A pattern matching every text `refusal` may have, whatever its placeholders hold. */
+export function descriptionPattern(refusal: Refusal): string {
+  const parts = refusal.description.split(PLACEHOLDER);
+  // split() with a capturing group puts the placeholders' names at odd places.
+  const pattern = parts.map((part, i) =>
+    i % 2 === 1 ? ".+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  );
+  return `^${pattern.join("")}$`;
+}
+
+/**
+ * The statuses answered with a fixed `{status, message}` body.
+ *
+ * @example An error with no entries
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type FixedStatus, HttpError } from "@lms/light-messaging";
+ * const status: FixedStatus = 404;
+ * const res = new HttpError(status).getResponse();
+ * assert.deepEqual(await res.json(), { status: 404, message: "Not Found" });
+ * ```
+ */
+export type FixedStatus = 401 | 403 | 404 | 405 | 500 | 503;
+
+/** The fixed bodies' messages, by status: `{"status": N, "message": M}`. */
+export const STATUS_MESSAGES: Readonly<Record<FixedStatus, string>> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+/** A WebSocket close code the server sends: when, and what a client does. */
+export interface CloseCode {
+  readonly code: number;
+  readonly when: string;
+  readonly then:
+    | "reconnect"
+    | "reconnect later"
+    | "fix the client"
+    | "register again";
+}
+
+/**
+ * The close code for each way the server ends a socket. The clients stop
+ * on `bad-frame` and `bad-token`, which waiting cannot fix, and reconnect
+ * on the others.
+ */
+export const CLOSE_CODES = {
+  stopping: {
+    code: 1001,
+    when: "the server is stopping, or no pong came for a ping",
+    then: "reconnect",
+  },
+  "bad-frame": {
+    code: 1003,
+    when: "the client sent a frame other than one first token frame",
+    then: "fix the client",
+  },
+  "bad-token": {
+    code: 1008,
+    when: "the token frame's token does not authenticate",
+    then: "register again",
+  },
+  unregistered: {
+    code: 1008,
+    when: "the socket's user was unregistered",
+    then: "register again",
+  },
+  fault: {
+    code: 1011,
+    when: "the catch-up or the token check failed (the store did not answer)",
+    then: "reconnect later",
+  },
+  reconnect: {
+    code: 1012,
+    when:
+      "the process lost its subscription to changes, or the store started afresh",
+    then: "reconnect",
+  },
+  overflow: {
+    code: 1013,
+    when: "more than the bound waited for this reader",
+    then: "reconnect",
+  },
+} as const satisfies Record<string, CloseCode>;
