@@ -70,6 +70,18 @@ const EMPTY = new Uint8Array(0);
 /** Ends a read with `error`, once it is no longer waited for. */
 type EndRead = (error: HttpError) => void;
 
+/**
+ * The body length `req` declares: -1 when it declares none that is usable,
+ * `undefined` when it is over `maxBytes`.
+ */
+function declaredLength(req: Request, maxBytes: number): number | undefined {
+  const declared = req.headers.get("content-length");
+  if (declared === null) return -1;
+  const length = Number(declared);
+  if (length > maxBytes) return undefined;
+  return Number.isSafeInteger(length) && length >= 0 ? length : -1;
+}
+
 /** Builds a reader that applies `limits` to every body it reads. */
 export function createBodyReader(limits: BodyLimits): BodyReader {
   const { maxBytes, timeoutMs, signal } = limits;
@@ -90,16 +102,11 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     req: Request,
     finish: (bytes: Uint8Array) => T,
   ): Promise<T> {
-    const declared = req.headers.get("content-length");
-    let expected = -1;
-    if (declared !== null) {
-      const length = Number(declared);
-      // The body is left unread: cancelling a request body in Deno 2.9
-      // keeps memory the connection never gives back.
-      if (length > maxBytes) {
-        return Promise.reject(new BodyTooLargeError(maxBytes));
-      }
-      if (Number.isSafeInteger(length) && length >= 0) expected = length;
+    const expected = declaredLength(req, maxBytes);
+    // The body is left unread: cancelling a request body in Deno 2.9
+    // keeps memory the connection never gives back.
+    if (expected === undefined) {
+      return Promise.reject(new BodyTooLargeError(maxBytes));
     }
     if (expected === 0) return Promise.resolve(finish(EMPTY));
     // A small declared body is read by Deno's own reader, which takes a body

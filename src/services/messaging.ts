@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { BodyReader } from "../http/body.ts";
 import { REFUSALS } from "../http/catalogue.ts";
 import { refusalError } from "../http/http_error.ts";
 import { lastValueCache } from "../http/last_value_cache.ts";
@@ -42,7 +43,7 @@ import {
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "../auth/token.ts";
 import { tokenDigest } from "../identity/token_digest.ts";
-import { allowanceOf } from "../operations/rate_limit.ts";
+import { type AllowanceOf, allowanceOf } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
 
@@ -53,28 +54,19 @@ const ADDED_BODY = JSON.stringify({ status: "added" });
 
 const unauthorized = () => statusResponse(401);
 
-/** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
-// deno-lint-ignore lms/max-function-lines -- too long; split by the 0.3.0 redesign
-export function messagingRoutes(
-  options: ServiceOptions<
-    UserDirectory & MessageLog & PresenceBoard & ChangeFeed
-  > = {},
-  hub: StreamHub = streamHubOf(options),
-): Routes {
-  const store = options.store ?? new MemoryStore();
-  const body = bodyReaderOf(options);
-  const clientOf = clientOfOptions(options);
-  // Each write spends its client's allowance in the store's own step.
-  const allowance = allowanceOf(options.rateLimit, clientOf);
+/** What the messaging routes share. */
+interface Context {
+  store: UserDirectory & MessageLog & PresenceBoard & ChangeFeed;
+  body: BodyReader;
+  allowance: AllowanceOf;
+}
+
+/** `/users` and `/users/online`: register, list, unregister. */
+function userRoutes({ store, body, allowance }: Context): Routes {
   // The store hands back the same list until it changes, so its JSON is
   // built once per change rather than once per request.
   const usersBody = lastValueCache((users: readonly string[]) =>
     JSON.stringify({ users })
-  );
-
-  // Likewise the newest messages: each is JSON text already.
-  const messagesBody = lastValueCache((messages: readonly string[]) =>
-    `[${messages.join(",")}]`
   );
 
   async function register(
@@ -82,9 +74,7 @@ export function messagingRoutes(
     info?: ConnectionInfo,
   ): Promise<Response> {
     const text = await body.text(req);
-    if (text === null) {
-      return refusalError(REFUSALS.nameNotUtf8).getResponse();
-    }
+    if (text === null) return refusalError(REFUSALS.nameNotUtf8).getResponse();
     const name = normalName(text);
     const problem = nameProblem(name);
     if (problem !== null) return errorResponse([nameError(problem)]);
@@ -130,6 +120,20 @@ export function messagingRoutes(
     return ok({ Goodbye: user.name });
   }
 
+  return {
+    "/users": { POST: register, GET: listUsers, DELETE: unregister },
+    "/users/online": { GET: listOnline },
+  };
+}
+
+/** `/`: read the newest messages, post one. */
+function messageRoutes({ store, body, allowance }: Context): Routes {
+  // The newest messages are JSON text already: the array is built once
+  // per change.
+  const messagesBody = lastValueCache((messages: readonly string[]) =>
+    `[${messages.join(",")}]`
+  );
+
   function readMessages(): Response | Promise<Response> {
     const messages = store.newestMessages(NEWEST_COUNT);
     return messages instanceof Promise
@@ -155,10 +159,27 @@ export function messagingRoutes(
     return jsonResponse(ADDED_BODY);
   }
 
+  return { "/": { GET: readMessages, POST: postMessage } };
+}
+
+/** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
+export function messagingRoutes(
+  options: ServiceOptions<
+    UserDirectory & MessageLog & PresenceBoard & ChangeFeed
+  > = {},
+  hub: StreamHub = streamHubOf(options),
+): Routes {
+  const store = options.store ?? new MemoryStore();
+  const clientOf = clientOfOptions(options);
+  const context = {
+    store,
+    body: bodyReaderOf(options),
+    // Each write spends its client's allowance in the store's own step.
+    allowance: allowanceOf(options.rateLimit, clientOf),
+  };
   return {
-    "/users": { POST: register, GET: listUsers, DELETE: unregister },
-    "/users/online": { GET: listOnline },
-    "/": { GET: readMessages, POST: postMessage },
+    ...userRoutes(context),
+    ...messageRoutes(context),
     "/events": messageEventsRoute(
       store,
       hub,
