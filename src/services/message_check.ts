@@ -56,3 +56,14 @@ export function checkMessage(body: string | null, user: string): Check {
   message.user = user;
   return { ok: true, message };
 }
+
+/** The same checks as a JSON Schema: what the OpenAPI document says of a message. */
+export const NEW_MESSAGE_SCHEMA = {
+  type: "object",
+  required: ["text"],
+  properties: {
+    text: { type: "string" },
+    color: { enum: ["red", "black"], default: "black" },
+  },
+  additionalProperties: true,
+};

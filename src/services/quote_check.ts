@@ -19,3 +19,9 @@ export function quoteErrors(text: string): ErrorEntry[] {
   }
   return errors;
 }
+
+/** The same checks as a JSON Schema: what the OpenAPI document says of a quote. */
+export const QUOTE_SCHEMA = {
+  type: "string",
+  pattern: "^[A-Z][\\s\\S]*[.?!]$",
+};

@@ -17,15 +17,18 @@ export { MAX_NAME_LENGTH };
 
 // C0, DEL and C1 (General_Category Cc) cannot travel in a header value or
 // break its line; neither may the line and paragraph separators.
-const CONTROL_OR_BREAK = /[\p{Cc}\u2028\u2029]/u;
+const CONTROLS = String.raw`\p{Cc}\u2028\u2029`;
 // Characters that show nothing or reorder the text around them: format
 // characters (Cf), default-ignorables, bidirectional controls, and the
 // blank Braille pattern, which shows as a space but is none.
-const INVISIBLE =
-  /[\p{Cf}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\u2800]/u;
+const INVISIBLES = String
+  .raw`\p{Cf}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\u2800`;
+const NONCHARACTERS = String.raw`\p{Noncharacter_Code_Point}`;
+const CONTROL_OR_BREAK = new RegExp(`[${CONTROLS}]`, "u");
+const INVISIBLE = new RegExp(`[${INVISIBLES}]`, "u");
+const NONCHARACTER = new RegExp(`[${NONCHARACTERS}]`, "u");
 // A mark at the start attaches to whatever is shown before the name.
 const LEADING_MARK = /^\p{M}/u;
-const NONCHARACTER = /\p{Noncharacter_Code_Point}/u;
 const EDGE_SPACE = /^\s|\s$/;
 
 /** An error entry about the name in a registration body. */
@@ -76,3 +79,19 @@ export function nameProblem(name: string): string | null {
   }
   return null;
 }
+
+/** Every character a name may not hold anywhere, for the schema. */
+const REFUSED = `${CONTROLS}${INVISIBLES}${NONCHARACTERS}-`;
+
+/**
+ * The same rules as a JSON Schema: what the OpenAPI document says of a
+ * name. They hold of the name in NFC (`x-normalized`), which may differ in
+ * length from the text sent.
+ */
+export const NAME_SCHEMA = {
+  type: "string",
+  "x-normalized": "NFC",
+  minLength: 1,
+  maxLength: MAX_NAME_LENGTH,
+  pattern: `^(?!\\p{M})[^\\s${REFUSED}](?:[^${REFUSED}]*[^\\s${REFUSED}])?$`,
+};

@@ -10,6 +10,12 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { openApiDocument } from "../../src/openapi/openapi_document.ts";
 import { CONTENT_TYPE, utf8Header } from "../_support/call.ts";
 import { startServer } from "../_support/program.ts";
+import { rawUpgrade } from "../_support/socket_reader.ts";
+import { createHandler } from "../../src/program/app.ts";
+import { messagingRoutes } from "../../src/services/messaging.ts";
+import { MESSAGING_OPERATIONS } from "../../src/services/messaging_operations.ts";
+import { quoteRoutes } from "../../src/services/quote.ts";
+import { QUOTE_OPERATIONS } from "../../src/services/quote_operations.ts";
 
 const FILE = new URL("../../openapi.json", import.meta.url);
 
@@ -37,6 +43,7 @@ Deno.test("every answer of the running program matches the document", async () =
     "--max-streams-per-client=2",
     "--rate-limit=1/600",
     "--trust-proxy",
+    "--body-timeout-ms=300",
   ]);
   try {
     const served = await (await fetch(`${server.url}openapi.json`)).json();
@@ -56,19 +63,21 @@ Deno.test("every answer of the running program matches the document", async () =
     const call = async (
       method: string,
       path: string,
-      body?: string,
+      body?: string | ReadableStream<Uint8Array>,
       token?: string,
       client = `192.0.2.${++clients}`,
+      extra: Record<string, string> = {},
     ) => {
       const headers: Record<string, string> = token
-        ? { "x-messaging-token": utf8Header(token) }
-        : {};
+        ? { ...extra, "x-messaging-token": utf8Header(token) }
+        : { ...extra };
       headers["x-forwarded-for"] = client;
       const res = await fetch(`${server.url}${path.slice(1)}`, {
         method,
         headers,
         body,
-      });
+        ...(body instanceof ReadableStream && { duplex: "half" }),
+      } as RequestInit);
       const operation = doc.paths[path]?.[method.toLowerCase()];
       assert.ok(operation, `${method} ${path} is not in the document`);
       const described = operation.responses[String(res.status)];
@@ -221,6 +230,28 @@ Deno.test("every answer of the running program matches the document", async () =
     assert.equal(full.errors[0]?.name, "events");
     for (const body of streams) await body.cancel();
 
+    // A body that never ends is 408 past `--body-timeout-ms`.
+    for (const path of ["/users", "/", "/quote"]) {
+      const body = new ReadableStream({
+        start: (c) => c.enqueue(new TextEncoder().encode("A")),
+      });
+      await call("POST", path, body, limitedToken);
+    }
+    // A stream's WebSocket upgrade: 403 from a foreign page, 400 when it
+    // is not a WebSocket handshake.
+    for (const path of ["/events", "/quote/events"]) {
+      const foreign = await rawUpgrade(`${server.url}${path.slice(1)}`, {
+        Origin: "https://elsewhere.example",
+      });
+      foreign.conn.close();
+      assert.ok(doc.paths[path].get.responses[String(foreign.status)], path);
+      checked.add(`GET ${path} ${foreign.status}`);
+      const notUpgrade = await call("GET", path, undefined, undefined, "d", {
+        upgrade: "websocket",
+      }) as { errors: { name: string }[] };
+      assert.equal(notUpgrade.errors[0]?.name, "upgrade");
+    }
+
     // Every operation's success answer was seen, and every documented
     // status of the messaging and quote calls but 500 and 503.
     for (const [path, item] of Object.entries(doc.paths)) {
@@ -239,5 +270,35 @@ Deno.test("every answer of the running program matches the document", async () =
     }
   } finally {
     await server.stop();
+  }
+});
+
+Deno.test("each route table and its operations list the same paths and methods", () => {
+  // HEAD follows from GET, in the router and in the document alike.
+  const methods = (table: object) =>
+    Object.entries(table).map(([path, m]) =>
+      `${path} ${Object.keys(m).filter((k) => k !== "HEAD").sort()}`
+    );
+  for (
+    const [routes, operations] of [
+      [messagingRoutes(), MESSAGING_OPERATIONS],
+      [quoteRoutes(), QUOTE_OPERATIONS],
+    ] as const
+  ) {
+    assert.deepEqual(methods(routes).sort(), methods(operations).sort());
+  }
+});
+
+Deno.test("every documented path serves exactly the documented methods", async () => {
+  const handler = createHandler();
+  const paths = openApiDocument().paths as Record<string, object>;
+  for (const [path, operations] of Object.entries(paths)) {
+    const res = await handler(
+      new Request(`http://localhost${path}`, { method: "PUT" }),
+    );
+    await res.body?.cancel();
+    const documented = Object.keys(operations).map((m) => m.toUpperCase());
+    if (documented.includes("GET")) documented.push("HEAD");
+    assert.equal(res.headers.get("allow"), documented.sort().join(", "), path);
   }
 });

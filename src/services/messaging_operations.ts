@@ -1,0 +1,156 @@
+/**
+ * What each route of the messaging service says of itself, path for path
+ * and method for method as `messagingRoutes` serves them: the OpenAPI
+ * document is built from this.
+ * @module
+ */
+
+import { REFUSALS } from "../http/catalogue.ts";
+import type { Operations } from "../http/operation.ts";
+import { streamOperation } from "../streams/stream_operations.ts";
+import { NEW_MESSAGE_SCHEMA } from "./message_check.ts";
+import { NAME_SCHEMA } from "./user_name.ts";
+
+/** An object with one property, required and alone. */
+const only = (key: string, schema: object) => ({
+  type: "object",
+  required: [key],
+  additionalProperties: false,
+  properties: { [key]: schema },
+});
+const names = { type: "array", items: { type: "string" } };
+
+/** The messaging service's operations, as `messagingRoutes` serves them. */
+export const MESSAGING_OPERATIONS: Operations = {
+  "/users": {
+    POST: {
+      operationId: "register",
+      summary: "Register a name and get its token",
+      issuesToken: true,
+      body: {
+        description:
+          "The name, as raw UTF-8 text, read in Unicode NFC: it must come back intact in the token header, which is split at its first `-`, and show what it is. A name whose confusable skeleton (UTS #39) is a registered name's is taken.",
+        type: "text/plain; charset=UTF-8",
+        schema: NAME_SCHEMA,
+        example: "José",
+      },
+      answer: {
+        description: "Registered.",
+        schema: only("token", {
+          type: "string",
+          pattern: "^[^-]+-[0-9a-f]{40}$",
+        }),
+        example: { token: "José-3f0c1e5a9b7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e" },
+      },
+      refusals: [
+        REFUSALS.userExists,
+        REFUSALS.nameEmpty,
+        REFUSALS.nameDash,
+        REFUSALS.nameControl,
+        REFUSALS.nameInvisible,
+        REFUSALS.nameNoncharacter,
+        REFUSALS.nameEdgeSpace,
+        REFUSALS.nameTooLong,
+        REFUSALS.nameNotUtf8,
+        REFUSALS.usersFull,
+      ],
+    },
+    GET: {
+      operationId: "listUsers",
+      summary: "Every registered name, in registration order",
+      token: "required",
+      answer: {
+        description: "The names.",
+        schema: only("users", names),
+        example: { users: ["José", "alice"] },
+      },
+    },
+    DELETE: {
+      operationId: "unregister",
+      summary: "Unregister; the token stops working and the name is free",
+      token: "required",
+      answer: {
+        description: "Unregistered.",
+        schema: only("Goodbye", { type: "string" }),
+        example: { Goodbye: "José" },
+      },
+    },
+  },
+  "/users/online": {
+    GET: {
+      operationId: "listOnline",
+      summary: "The registered names online now, in registration order",
+      description:
+        "A user is online while at least one event stream authenticated as them is open (`GET /events` with `X-Messaging-Token`), in any process sharing the store; a process that dies takes its readers offline within 3 × `--heartbeat-ms`. Follow changes with the `presence` events of `GET /events`.",
+      token: "required",
+      answer: {
+        description: "The names.",
+        schema: only("online", names),
+        example: { online: ["José"] },
+      },
+    },
+  },
+  "/": {
+    GET: {
+      operationId: "newestMessages",
+      summary: "The 5 newest messages, newest first",
+      answer: {
+        description: "At most 5 messages.",
+        schema: {
+          type: "array",
+          maxItems: 5,
+          items: {
+            ...NEW_MESSAGE_SCHEMA,
+            required: ["text", "color", "user"],
+            properties: {
+              ...NEW_MESSAGE_SCHEMA.properties,
+              user: { type: "string", description: "The poster's name." },
+            },
+          },
+        },
+        example: [{ text: "ho", color: "red", user: "alice" }, {
+          text: "hi",
+          mood: "good",
+          color: "black",
+          user: "alice",
+        }],
+      },
+    },
+    POST: {
+      operationId: "postMessage",
+      summary: "Post a message as the authenticated user",
+      description:
+        "Checks run in this order and stop at the first failure: valid JSON nested at most 64 levels deep (which no schema states), an object with `text`, `text` a string, `color` `red` or `black` when present. `color` defaults to `black`, `user` is set to the poster, every other field is kept, numbers digit for digit.",
+      token: "required",
+      body: {
+        description: "The message.",
+        schema: NEW_MESSAGE_SCHEMA,
+        example: { text: "hi", color: "red", mood: "good" },
+      },
+      answer: {
+        description: "Added.",
+        schema: only("status", { const: "added" }),
+        example: { status: "added" },
+      },
+      refusals: [
+        REFUSALS.notJson,
+        REFUSALS.nestedTooDeeply,
+        REFUSALS.missingText,
+        REFUSALS.textNotString,
+        REFUSALS.badColor,
+      ],
+    },
+  },
+  "/events": {
+    GET: streamOperation({
+      operationId: "followMessages",
+      summary: "New messages, live (server-sent events)",
+      token: "optional",
+      description:
+        'Opens with `retry: 1000`, then the messages `GET /` answers, oldest first (or, with a `Last-Event-ID` header, every retained message with a greater id, after an `event: gap` with `{"missed": K}` when some already left the history), then every new message as it is stored, in id order, each once. A message event is `id: <id>`, `event: message`, `data: <the message as GET / shows it>`. A comment line comes after `--heartbeat-ms` without an event. `Last-Event-ID` that is not a whole number, or is above the newest id, counts as absent.\n\n' +
+        '**Presence.** Opened with `X-Messaging-Token`, the stream makes its user online while it is open (a token that does not authenticate is 401; without the header the stream is anonymous). Every reader gets `event: presence` with `data: {"name": N, "online": true}` when a user comes online anywhere, `{"name": N, "online": false}` when it goes offline everywhere, and `{"name": N, "registered": false}` when it is unregistered (`DELETE /users`, or forgotten by `--forget-users-after`). Presence events have no id and are not replayed on resuming: `GET /users/online` gives the state to start from.',
+      example:
+        'retry: 1000\n\nid: 7\nevent: message\ndata: {"text":"hi","color":"black","user":"ann"}\n\nevent: presence\ndata: {"name":"bob","online":true}\n\n',
+    }),
+  },
+};
