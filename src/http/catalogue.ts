@@ -61,106 +61,77 @@ export interface Refusal {
 /** The longest name accepted, in Unicode code points. */
 export const MAX_NAME_LENGTH = 64;
 
-const refusal = (
-  status: number,
-  location: ErrorLocation,
-  name: string,
-  description: string,
-): Refusal => ({ status, location, name, description });
-
-const name = (description: string) => refusal(400, "body", "name", description);
-const events = (status: number, description: string) =>
-  refusal(status, "url", "events", description);
+/** Refusals about the request body, or its URL: `status` first, the text after. */
+const body = (name: string, status = 400) => (description: string) =>
+  ({ status, location: "body", name, description }) as const;
+const url = (name: string, status = 400) => (description: string) =>
+  ({ status, location: "url", name, description }) as const;
 
 /** Every refusal of the service, by what it refuses. */
 export const REFUSALS = {
-  userExists: refusal(400, "url", "name", "This user exists!"),
-  nameEmpty: name("Name must not be empty"),
-  nameDash: name(
+  userExists: url("name")("This user exists!"),
+  nameEmpty: body("name")("Name must not be empty"),
+  nameDash: body("name")(
     "Name must not contain '-': the token header is split at its first '-'",
   ),
-  nameControl: name(
+  nameControl: body("name")(
     "Name must not contain control characters or line breaks ({codePoint})",
   ),
-  nameInvisible: name(
+  nameInvisible: body("name")(
     "Name must not contain invisible or direction-changing characters ({codePoint})",
   ),
-  nameLeadingMark: name(
+  nameLeadingMark: body("name")(
     "Name must not start with a combining mark ({codePoint})",
   ),
-  nameNoncharacter: name("Name must not contain noncharacters ({codePoint})"),
-  nameEdgeSpace: name("Name must not start or end with white space"),
-  nameTooLong: name(`Name must be at most ${MAX_NAME_LENGTH} characters`),
-  nameNotUtf8: name("Name is not valid UTF-8"),
-  usersFull: refusal(
-    503,
-    "body",
-    "name",
+  nameNoncharacter: body("name")(
+    "Name must not contain noncharacters ({codePoint})",
+  ),
+  nameEdgeSpace: body("name")("Name must not start or end with white space"),
+  nameTooLong: body("name")(
+    `Name must be at most ${MAX_NAME_LENGTH} characters`,
+  ),
+  nameNotUtf8: body("name")("Name is not valid UTF-8"),
+  usersFull: body("name", 503)(
     "No more users can register: the user limit is reached",
   ),
-  notJson: refusal(400, "body", "message", "Not valid JSON"),
-  nestedTooDeeply: refusal(400, "body", "message", "Nested too deeply"),
-  numberTooLong: refusal(
-    400,
-    "body",
-    "message",
+  notJson: body("message")("Not valid JSON"),
+  nestedTooDeeply: body("message")("Nested too deeply"),
+  numberTooLong: body("message")(
     "Number too long (at most {limit} characters)",
   ),
-  missingText: refusal(400, "body", "text", "Missing text"),
-  textNotString: refusal(400, "body", "text", "text must be a string"),
-  badColor: refusal(400, "body", "color", "only red and black supported"),
-  quoteStart: refusal(400, "body", "quote", "Does not start with a majuscule"),
-  quoteEnd: refusal(400, "body", "quote", "Does not end properly"),
-  quoteNotUtf8: refusal(400, "body", "quote", "Quote is not valid UTF-8"),
-  bodyCutShort: refusal(400, "body", "body", "Request body was cut short"),
-  bodyTimeout: refusal(
-    408,
-    "body",
-    "body",
+  missingText: body("text")("Missing text"),
+  textNotString: body("text")("text must be a string"),
+  badColor: body("color")("only red and black supported"),
+  quoteStart: body("quote")("Does not start with a majuscule"),
+  quoteEnd: body("quote")("Does not end properly"),
+  quoteNotUtf8: body("quote")("Quote is not valid UTF-8"),
+  bodyCutShort: body("body")("Request body was cut short"),
+  bodyTimeout: body("body", 408)(
     "Request body did not arrive within {seconds} s",
   ),
-  bodyTooLarge: refusal(
-    413,
-    "body",
-    "body",
+  bodyTooLarge: body("body", 413)(
     "Request body is larger than the limit of {limit} bytes",
   ),
-  tooManyWrites: refusal(
-    429,
-    "url",
-    "rate",
+  tooManyWrites: url("rate", 429)(
     "Too many writes from this client: {burst} at once, then one every {period}; try again in {wait}",
   ),
-  clientStreamsFull: events(
-    429,
+  clientStreamsFull: url("events", 429)(
     "Too many event streams are open from this client; close one first",
   ),
-  clientWebSocketsFull: events(
-    429,
+  clientWebSocketsFull: url("events", 429)(
     "Too many WebSockets are open from this client; close one first, or follow with an event stream",
   ),
-  streamsFull: events(
-    503,
+  streamsFull: url("events", 503)(
     "Too many event streams are open on this server; try again later",
   ),
-  notFollowing: events(
-    503,
+  notFollowing: url("events", 503)(
     "This server cannot follow new changes right now (its connection to the shared store is being restored); try again shortly",
   ),
-  readersBehind: events(
-    503,
+  readersBehind: url("events", 503)(
     "Too much is waiting for this server's readers to open a stream with this catch-up right now; try again shortly",
   ),
-  notUpgrade: refusal(
-    400,
-    "url",
-    "upgrade",
-    "Not a WebSocket upgrade request: {reason}",
-  ),
-  webSocketsOff: refusal(
-    400,
-    "url",
-    "upgrade",
+  notUpgrade: url("upgrade")("Not a WebSocket upgrade request: {reason}"),
+  webSocketsOff: url("upgrade")(
     "WebSockets are turned off on this server; follow with an event stream (GET without Upgrade)",
   ),
 } as const satisfies Record<string, Refusal>;
@@ -216,16 +187,15 @@ export const STATUS_MESSAGES: Readonly<Record<FixedStatus, string>> = {
   503: "Service Unavailable",
 };
 
-/** A WebSocket close code the server sends: when, and what a client does. */
+/** A WebSocket close code the server sends: when, and what a client does then. */
 export interface CloseCode {
   readonly code: number;
   readonly when: string;
-  readonly then:
-    | "reconnect"
-    | "reconnect later"
-    | "fix the client"
-    | "register again";
+  readonly then: string;
 }
+
+const close = (code: number, then: string, when: string) =>
+  ({ code, when, then }) as const;
 
 /**
  * The close code for each way the server ends a socket. The clients stop
@@ -233,40 +203,23 @@ export interface CloseCode {
  * on the others.
  */
 export const CLOSE_CODES = {
-  stopping: {
-    code: 1001,
-    when: "the server is stopping, or no pong came for a ping",
-    then: "reconnect",
-  },
-  "bad-frame": {
-    code: 1003,
-    when: "the client sent a frame other than one first token frame",
-    then: "fix the client",
-  },
-  "bad-token": {
-    code: 1008,
-    when: "the token frame's token does not authenticate",
-    then: "register again",
-  },
-  unregistered: {
-    code: 1008,
-    when: "the socket's user was unregistered",
-    then: "register again",
-  },
-  fault: {
-    code: 1011,
-    when: "the catch-up or the token check failed (the store did not answer)",
-    then: "reconnect later",
-  },
-  reconnect: {
-    code: 1012,
-    when:
-      "the process lost its subscription to changes, or the store started afresh",
-    then: "reconnect",
-  },
-  overflow: {
-    code: 1013,
-    when: "more than the bound waited for this reader",
-    then: "reconnect",
-  },
+  stopping: close(1001, "reconnect", "the server is stopping, or no pong came"),
+  "bad-frame": close(
+    1003,
+    "fix the client",
+    "the client sent a frame other than one first token frame",
+  ),
+  "bad-token": close(1008, "register again", "the token does not authenticate"),
+  unregistered: close(
+    1008,
+    "register again",
+    "the socket's user was unregistered",
+  ),
+  fault: close(1011, "reconnect later", "the store did not answer"),
+  reconnect: close(
+    1012,
+    "reconnect",
+    "the process lost its subscription to changes, or the store started afresh",
+  ),
+  overflow: close(1013, "reconnect", "too much waited for this reader"),
 } as const satisfies Record<string, CloseCode>;

@@ -1,14 +1,13 @@
 /**
  * What a route says of itself, for the OpenAPI document: each route table
- * has a table of operations beside it, path for path and method for method,
- * and the document is built from those. Statuses follow from what an
- * operation does (its body, its token, the refusals of the catalogue it
- * may answer), so no status is listed by hand.
+ * has a table of operations beside it, path for path and method for
+ * method. Statuses other than 200 follow from what an operation does (its
+ * body, its token, the catalogue's refusals it may answer), so no status
+ * is listed by hand.
  * @module
  */
 
-import type { Refusal } from "./catalogue.ts";
-import type { FixedStatus } from "./response.ts";
+import type { FixedStatus, Refusal } from "./catalogue.ts";
 import type { Method } from "./router.ts";
 
 /**
@@ -25,12 +24,12 @@ import type { Method } from "./router.ts";
  */
 export type JsonObject = Record<string, unknown>;
 
-/** A body, sent or answered: its schema, and an example. */
+/** A body, sent or answered: its content type (JSON when left out), schema and example. */
 export interface Content {
-  /** The content type; JSON when left out. */
   readonly type?: string;
   readonly schema: JsonObject;
   readonly example?: unknown;
+  readonly description: string;
 }
 
 /** One operation of a route. */
@@ -39,27 +38,30 @@ export interface Operation {
   readonly summary: string;
   /** What a schema cannot say. */
   readonly description?: string;
-  /** `X-Messaging-Token`: required, or optional (a stream opened as its user). */
+  /** `X-Messaging-Token`: required, or optional (a stream read as its user). */
   readonly token?: "required" | "optional";
-  /** Whether its success answer's `token` authenticates the calls that take one. */
+  /** Whether its answer's `token` authenticates the calls that take one. */
   readonly issuesToken?: boolean;
   readonly parameters?: readonly JsonObject[];
-  /** The request body; always required, read as the content type says. */
-  readonly body?: Content & { readonly description: string };
+  /** The request body, always required. */
+  readonly body?: Content;
   /** The success answer (200). */
-  readonly answer: Content & {
-    readonly description: string;
-    readonly headers?: JsonObject;
-  };
-  /** The catalogue's refusals it may answer, besides those of its body. */
+  readonly answer: Content & { readonly headers?: JsonObject };
+  /** The catalogue's refusals it may answer, besides those of any body. */
   readonly refusals?: readonly Refusal[];
-  /** The fixed `{status, message}` answers it may give, besides 401 and 500. */
+  /** The fixed `{status, message}` answers it may give, besides 401, 500 and 503. */
   readonly fixed?: readonly FixedStatus[];
-  /** Headers of a refusal's answer, by status (`Retry-After`). */
-  readonly refusalHeaders?: Readonly<Record<number, JsonObject>>;
 }
 
 /** The operations of a route table: path, then method. */
 export type Operations = Readonly<
   Record<string, Partial<Record<Method, Operation>>>
 >;
+
+/** The schema of an object with exactly `properties`, each required. */
+export const exactObject = (properties: JsonObject): JsonObject => ({
+  type: "object",
+  required: Object.keys(properties),
+  additionalProperties: false,
+  properties,
+});

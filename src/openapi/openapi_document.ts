@@ -9,12 +9,19 @@
 import {
   descriptionPattern,
   entryOf,
+  type FixedStatus,
   type Refusal,
   REFUSALS,
   STATUS_MESSAGES,
 } from "../http/catalogue.ts";
-import type { JsonObject, Operation, Operations } from "../http/operation.ts";
-import { type FixedStatus, JSON_CONTENT_TYPE } from "../http/response.ts";
+import {
+  type Content,
+  exactObject,
+  type JsonObject,
+  type Operation,
+  type Operations,
+} from "../http/operation.ts";
+import { JSON_CONTENT_TYPE } from "../http/response.ts";
 import type { Method } from "../http/router.ts";
 import { OPERATOR_OPERATIONS } from "../operations/operator_operations.ts";
 import { MESSAGING_OPERATIONS } from "../services/messaging_operations.ts";
@@ -27,41 +34,17 @@ import pkg from "../../deno.json" with { type: "json" };
 
 export type { JsonObject };
 
-const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const responseRef = (name: string) => ({
-  $ref: `#/components/responses/${name}`,
+const ref = (kind: string, name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
 });
 
-/** The catalogue's names, by refusal: each is one schema of the components. */
+/** Each refusal's name in the catalogue: the name of its schema and example. */
 const refusalNames = new Map<Refusal, string>(
   Object.entries(REFUSALS).map(([name, refusal]) => [refusal, name]),
 );
-
-/** The values the examples fill the refusals' placeholders with: the defaults. */
-const EXAMPLE_VALUES = {
-  limit: SERVICE_LIMITS.maxBodyBytes.default,
-  seconds: SERVICE_LIMITS.bodyTimeoutMs.default / 1000,
-  burst: 5,
-  period: "10 seconds",
-  wait: "10 seconds",
-  reason: "the upgrade header is missing",
-};
-
-/** Refusals answered with `Retry-After`. */
-const RETRY_AFTER = new Set<Refusal>([
-  REFUSALS.tooManyWrites,
-  REFUSALS.clientStreamsFull,
-  REFUSALS.streamsFull,
-  REFUSALS.notFollowing,
-  REFUSALS.readersBehind,
-]);
-
-/** What reading any body may answer. */
-const BODY_REFUSALS = [
-  REFUSALS.bodyCutShort,
-  REFUSALS.bodyTimeout,
-  REFUSALS.bodyTooLarge,
-];
+const nameOf = (r: Refusal | FixedStatus) =>
+  typeof r === "number" ? `status${r}` : refusalNames.get(r)!;
+const FIXED = Object.keys(STATUS_MESSAGES).map(Number) as FixedStatus[];
 
 /** Why a fixed `{status, message}` answer is given. */
 const FIXED_WHY: Record<FixedStatus, string> = {
@@ -75,90 +58,84 @@ const FIXED_WHY: Record<FixedStatus, string> = {
   503: "The shared store (Redis) is unreachable, or the server is stopping.",
 };
 
-const statusMessageSchema = (status: FixedStatus) => ({
-  type: "object",
-  required: ["status", "message"],
-  additionalProperties: false,
-  properties: {
-    status: { const: status },
-    message: { const: STATUS_MESSAGES[status] },
-  },
-});
+/** A refusal as a schema: its exact text, or a pattern where the text has a value. */
+const refusalSchema = (refusal: Refusal) =>
+  exactObject({
+    location: { const: refusal.location },
+    name: { const: refusal.name },
+    description: refusal.description.includes("{")
+      ? { type: "string", pattern: descriptionPattern(refusal) }
+      : { const: refusal.description },
+  });
 
-/** One catalogue entry as a schema: exact, or its pattern where it has placeholders. */
-function refusalSchema(refusal: Refusal): JsonObject {
-  const { location, name, description } = refusal;
-  return {
-    type: "object",
-    required: ["location", "name", "description"],
-    additionalProperties: false,
-    properties: {
-      location: { const: location },
-      name: { const: name },
-      description: description.includes("{")
-        ? { type: "string", pattern: descriptionPattern(refusal) }
-        : { const: description },
-    },
-  };
-}
-
-/** The envelope listing some of `refusals`, in any order and number. */
-const envelopeSchema = (refusals: readonly Refusal[]) => ({
-  type: "object",
-  required: ["status", "errors"],
-  additionalProperties: false,
-  properties: {
-    status: { const: "error" },
-    errors: {
-      type: "array",
-      minItems: 1,
-      items: {
-        anyOf: refusals.map((r) => schemaRef(refusalNames.get(r)!)),
-      },
-    },
-  },
-});
-
-const exampleRef = (name: string) => ({
-  $ref: `#/components/examples/${name}`,
-});
-const fixedName = (status: FixedStatus) => `status${status}`;
-
-const retryAfter = {
-  "Retry-After": {
-    description: "Whole seconds after which to try again.",
-    schema: { type: "integer", minimum: 1 },
-  },
+/** The values the examples fill the refusals' placeholders with. */
+const EXAMPLE_VALUES = {
+  limit: SERVICE_LIMITS.maxBodyBytes.default,
+  seconds: SERVICE_LIMITS.bodyTimeoutMs.default / 1000,
+  ...{ burst: 5, period: "10 seconds", wait: "10 seconds" },
+  reason: "the upgrade header is missing",
 };
 
-/** The answer of `status`: envelopes of `refusals`, a fixed body, or either. */
+/** What reading any body may answer. */
+const BODY_REFUSALS = [
+  REFUSALS.bodyCutShort,
+  REFUSALS.bodyTimeout,
+  REFUSALS.bodyTooLarge,
+];
+
+const media = (
+  content: Omit<Content, "description">,
+  extra: JsonObject = {},
+) => ({
+  [content.type ?? JSON_CONTENT_TYPE]: {
+    schema: content.schema,
+    ...(content.example !== undefined && { example: content.example }),
+    ...extra,
+  },
+});
+
+/** The answer of `status`: the envelope of some of `refusals`, or the fixed body, or either. */
 function refusalResponse(
   status: number,
   refusals: readonly Refusal[],
   fixed: boolean,
 ): JsonObject {
-  const names = refusals.map((r) => refusalNames.get(r)!);
-  const texts = refusals.map((r) => `\`${r.description}\``);
-  let schema: unknown = envelopeSchema(refusals);
-  if (fixed) {
-    const code = status as FixedStatus;
-    names.push(fixedName(code));
-    texts.push(FIXED_WHY[code]);
-    schema = refusals.length === 0
-      ? schemaRef(fixedName(code))
-      : { oneOf: [schema, schemaRef(fixedName(code))] };
-  }
-  const response: JsonObject = {
-    description: texts.join("; "),
-    content: {
-      [JSON_CONTENT_TYPE]: {
-        schema,
-        examples: Object.fromEntries(names.map((n) => [n, exampleRef(n)])),
+  const schemas = [];
+  const named: (Refusal | FixedStatus)[] = [...refusals];
+  if (refusals.length > 0) {
+    schemas.push(exactObject({
+      status: { const: "error" },
+      errors: {
+        type: "array",
+        minItems: 1,
+        items: { anyOf: refusals.map((r) => ref("schemas", nameOf(r))) },
       },
-    },
+    }));
+  }
+  if (fixed) {
+    named.push(status as FixedStatus);
+    schemas.push(ref("schemas", nameOf(status as FixedStatus)));
+  }
+  const examples = named.map((r) => [nameOf(r), ref("examples", nameOf(r))]);
+  return {
+    description: named.map((r) =>
+      typeof r === "number" ? FIXED_WHY[r] : `\`${r.description}\``
+    ).join("; "),
+    // Refused for a while: past a cap, or while changes cannot be followed.
+    ...(refusals.some((r) =>
+      r.location === "url" && (r.status === 429 || r.status === 503)
+    ) && {
+      headers: {
+        "Retry-After": {
+          description: "Whole seconds after which to try again.",
+          schema: { type: "integer", minimum: 1 },
+        },
+      },
+    }),
+    content: media({
+      schema: schemas.length === 1 ? schemas[0]! : { oneOf: schemas },
+    }, { examples: Object.fromEntries(examples) }),
   };
-  if (refusals.some((r) => RETRY_AFTER.has(r))) response.headers = retryAfter;
-  return response;
 }
 
 /** Every answer of `operation`: its success, then each status it may refuse with. */
@@ -178,33 +155,25 @@ function responsesOf(method: Method, operation: Operation): JsonObject {
     200: {
       description: answer.description,
       ...(answer.headers && { headers: answer.headers }),
-      content: {
-        [answer.type ?? JSON_CONTENT_TYPE]: {
-          schema: answer.schema,
-          ...("example" in answer && { example: answer.example }),
-        },
-      },
+      content: media(answer),
     },
   };
   for (const status of [...statuses].sort()) {
-    responses[status] = refusalResponse(
-      status,
-      refusals.filter((r) => r.status === status),
-      fixed.has(status),
-    );
+    const some = refusals.filter((r) => r.status === status);
+    responses[status] = refusalResponse(status, some, fixed.has(status));
   }
   return responses;
 }
 
 const TOKEN = { messagingToken: [] };
 
-/** `operation` as the document states it; `linked` are the calls a token it issues authenticates. */
+/** `operation` as the document states it; `linked`: the calls a token it issues authenticates. */
 function operationObject(
   method: Method,
   operation: Operation,
   linked: readonly string[],
 ): JsonObject {
-  const { body, token, parameters, operationId, summary, description } =
+  const { operationId, summary, description, parameters, body, token } =
     operation;
   const responses = responsesOf(method, operation);
   if (operation.issuesToken) {
@@ -220,20 +189,13 @@ function operationObject(
     operationId,
     summary,
     ...(description && { description }),
-    ...(token && {
-      security: token === "required" ? [TOKEN] : [{}, TOKEN],
-    }),
     ...(parameters && { parameters }),
+    ...(token && { security: token === "required" ? [TOKEN] : [{}, TOKEN] }),
     ...(body && {
       requestBody: {
         required: true,
         description: body.description,
-        content: {
-          [body.type ?? "application/json"]: {
-            schema: body.schema,
-            example: body.example,
-          },
-        },
+        content: media({ ...body, type: body.type ?? "application/json" }),
       },
     }),
     responses,
@@ -247,7 +209,7 @@ const CHAT: Operations = {
       operationId: "chatPage",
       summary: "The chat, as a web page",
       description:
-        "One self-contained HTML page using this API: join, live messages from `/events`, send in black or red, the user list, leave, and the quote when the quote service is served beside messaging. It loads nothing from other hosts; its `Content-Security-Policy` allows only its own inline style and script, by hash. The token lives in the tab's `sessionStorage`.",
+        "One self-contained HTML page using this API: join, live messages from `/events`, send in black or red, the user list, leave, and the quote when the quote service is served beside messaging. It loads nothing from other hosts; its `Content-Security-Policy` allows only its own inline style and script, by hash.",
       answer: {
         description: "The page.",
         type: HTML_CONTENT_TYPE,
@@ -261,18 +223,11 @@ const OPENAPI: Operations = {
     GET: {
       operationId: "openApi",
       summary: "This document",
-      answer: {
-        description: "The OpenAPI document.",
-        schema: { type: "object" },
-      },
+      answer: { description: "This document.", schema: { type: "object" } },
     },
   },
 };
-
-const OPERATIONS: Record<ServiceName, Operations> = {
-  messaging: MESSAGING_OPERATIONS,
-  quote: QUOTE_OPERATIONS,
-};
+const OPERATIONS = { messaging: MESSAGING_OPERATIONS, quote: QUOTE_OPERATIONS };
 
 /** The paths of `tables`, each operation stated in full. */
 function pathsOf(tables: readonly Operations[]): JsonObject {
@@ -283,9 +238,7 @@ function pathsOf(tables: readonly Operations[]): JsonObject {
       )
     )
   );
-  const linked = all.filter(([, , op]) => op.token).map(([, , op]) =>
-    op.operationId
-  );
+  const linked = all.flatMap(([, , op]) => op.token ? [op.operationId] : []);
   const paths: Record<string, JsonObject> = {};
   for (const [path, method, op] of all) {
     paths[path] ??= {};
@@ -293,8 +246,6 @@ function pathsOf(tables: readonly Operations[]): JsonObject {
   }
   return paths;
 }
-
-const fixedStatuses = Object.keys(STATUS_MESSAGES).map(Number) as FixedStatus[];
 
 const components: JsonObject = {
   securitySchemes: {
@@ -307,16 +258,20 @@ const components: JsonObject = {
     },
   },
   schemas: Object.fromEntries([
-    ...[...refusalNames].map((
-      [refusal, name],
-    ) => [name, refusalSchema(refusal)]),
-    ...fixedStatuses.map((s) => [fixedName(s), statusMessageSchema(s)]),
+    ...[...refusalNames].map(([r, name]) => [name, refusalSchema(r)]),
+    ...FIXED.map((status) => [
+      nameOf(status),
+      exactObject({
+        status: { const: status },
+        message: { const: STATUS_MESSAGES[status] },
+      }),
+    ]),
   ]),
   examples: Object.fromEntries([
-    ...[...refusalNames].map(([refusal, name]) => [name, {
-      value: { status: "error", errors: [entryOf(refusal, EXAMPLE_VALUES)] },
+    ...[...refusalNames].map(([r, name]) => [name, {
+      value: { status: "error", errors: [entryOf(r, EXAMPLE_VALUES)] },
     }]),
-    ...fixedStatuses.map((status) => [fixedName(status), {
+    ...FIXED.map((status) => [nameOf(status), {
       value: { status, message: STATUS_MESSAGES[status] },
     }]),
   ]),
@@ -360,11 +315,7 @@ export function openApiDocument(
       license: { name: pkg.license, identifier: pkg.license },
       description:
         `Every answer is JSON with \`Content-Type: ${JSON_CONTENT_TYPE}\`. ` +
-        `An unknown path is 404 (${
-          responseRef("NotFound").$ref
-        }) and a method a path does not serve is 405 with an \`Allow\` header (${
-          responseRef("MethodNotAllowed").$ref
-        }), both as \`{"status": N, "message": "..."}\`, on every path. \`HEAD\` is served wherever \`GET\` is. ` +
+        'An unknown path is 404 (`#/components/responses/NotFound`) and a method a path does not serve is 405 with an `Allow` header (`#/components/responses/MethodNotAllowed`), both as `{"status": N, "message": "..."}`, on every path. `HEAD` is served wherever `GET` is. ' +
         "No error changes state. A body its schema accepts is never refused with an entry about its content: entries at location `body` name the part that breaks the schema, or are named `body` when the body did not arrive whole (cut short, too slow, too large); entries at `url` depend on the state (a name already taken). " +
         `The service keeps the newest \`--history\` messages (default ${STORE_LIMITS.history.default}) ` +
         `and at most \`--max-users\` users (default ${STORE_LIMITS.maxUsers.default}).`,

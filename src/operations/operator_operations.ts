@@ -4,7 +4,11 @@
  * @module
  */
 
-import type { Operation, Operations } from "../http/operation.ts";
+import {
+  exactObject,
+  type Operation,
+  type Operations,
+} from "../http/operation.ts";
 import { METRICS_CONTENT_TYPE } from "./metrics.ts";
 
 /** A probe: `{"status": status}`. */
@@ -16,12 +20,7 @@ const probe = (
   ...operation,
   answer: {
     description,
-    schema: {
-      type: "object",
-      required: ["status"],
-      additionalProperties: false,
-      properties: { status: { const: status } },
-    },
+    schema: exactObject({ status: { const: status } }),
     example: { status },
   },
 });

@@ -6,18 +6,11 @@
  */
 
 import { REFUSALS } from "../http/catalogue.ts";
-import type { Operations } from "../http/operation.ts";
+import { exactObject, type Operations } from "../http/operation.ts";
 import { streamOperation } from "../streams/stream_operations.ts";
 import { NEW_MESSAGE_SCHEMA } from "./message_check.ts";
 import { NAME_SCHEMA } from "./user_name.ts";
 
-/** An object with one property, required and alone. */
-const only = (key: string, schema: object) => ({
-  type: "object",
-  required: [key],
-  additionalProperties: false,
-  properties: { [key]: schema },
-});
 const names = { type: "array", items: { type: "string" } };
 
 /** The messaging service's operations, as `messagingRoutes` serves them. */
@@ -36,9 +29,8 @@ export const MESSAGING_OPERATIONS: Operations = {
       },
       answer: {
         description: "Registered.",
-        schema: only("token", {
-          type: "string",
-          pattern: "^[^-]+-[0-9a-f]{40}$",
+        schema: exactObject({
+          token: { type: "string", pattern: "^[^-]+-[0-9a-f]{40}$" },
         }),
         example: { token: "José-3f0c1e5a9b7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e" },
       },
@@ -61,7 +53,7 @@ export const MESSAGING_OPERATIONS: Operations = {
       token: "required",
       answer: {
         description: "The names.",
-        schema: only("users", names),
+        schema: exactObject({ users: names }),
         example: { users: ["José", "alice"] },
       },
     },
@@ -71,7 +63,7 @@ export const MESSAGING_OPERATIONS: Operations = {
       token: "required",
       answer: {
         description: "Unregistered.",
-        schema: only("Goodbye", { type: "string" }),
+        schema: exactObject({ Goodbye: { type: "string" } }),
         example: { Goodbye: "José" },
       },
     },
@@ -85,7 +77,7 @@ export const MESSAGING_OPERATIONS: Operations = {
       token: "required",
       answer: {
         description: "The names.",
-        schema: only("online", names),
+        schema: exactObject({ online: names }),
         example: { online: ["José"] },
       },
     },
@@ -129,7 +121,7 @@ export const MESSAGING_OPERATIONS: Operations = {
       },
       answer: {
         description: "Added.",
-        schema: only("status", { const: "added" }),
+        schema: exactObject({ status: { const: "added" } }),
         example: { status: "added" },
       },
       refusals: [
