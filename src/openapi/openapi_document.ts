@@ -316,7 +316,7 @@ export function openApiDocument(
       description:
         `Every answer is JSON with \`Content-Type: ${JSON_CONTENT_TYPE}\`. ` +
         'An unknown path is 404 (`#/components/responses/NotFound`) and a method a path does not serve is 405 with an `Allow` header (`#/components/responses/MethodNotAllowed`), both as `{"status": N, "message": "..."}`, on every path. `HEAD` is served wherever `GET` is. ' +
-        "No error changes state. A body its schema accepts is never refused with an entry about its content: entries at location `body` name the part that breaks the schema, or are named `body` when the body did not arrive whole (cut short, too slow, too large); entries at `url` depend on the state (a name already taken). " +
+        "No error changes state. A body its schema accepts is never refused with an entry about its content, but for a message nested deeper than 64 levels, which no schema states: entries at location `body` name the part that breaks the schema, or are named `body` when the body did not arrive whole (cut short, too slow, too large); entries at `url` depend on the state (a name already taken, or one that looks the same). A text schema with `x-normalized` holds of the text in that Unicode form. " +
         `The service keeps the newest \`--history\` messages (default ${STORE_LIMITS.history.default}) ` +
         `and at most \`--max-users\` users (default ${STORE_LIMITS.maxUsers.default}).`,
     },

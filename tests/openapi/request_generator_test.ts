@@ -40,6 +40,15 @@ function valid(schema: object, value: unknown): boolean {
 const sent = (text: string) => text.toWellFormed();
 const anyText = fc.string({ unit: "binary", maxLength: 80 }).map(sent);
 
+/**
+ * A value as the schema judges it: text whose schema says `x-normalized`
+ * is read by the service in that Unicode form, and judged so.
+ */
+const judged = (schema: Json, value: unknown) =>
+  typeof value === "string" && schema["x-normalized"]
+    ? value.normalize(schema["x-normalized"])
+    : value;
+
 /** Values `schema` accepts. */
 function valuesOf(schema: Json): fc.Arbitrary<unknown> {
   let values: fc.Arbitrary<unknown>;
@@ -54,6 +63,13 @@ function valuesOf(schema: Json): fc.Arbitrary<unknown> {
       fc.string({ minLength: Math.max(minLength, maxLength - 2), maxLength }),
       ...(pattern ? [fc.stringMatching(new RegExp(pattern, "u"))] : []),
     );
+    // Text the service normalizes is also sent decomposed.
+    if (schema["x-normalized"]) {
+      values = fc.oneof(
+        values,
+        values.map((v) => (v as string).normalize("NFD")),
+      );
+    }
   } else if (schema.type === "object") {
     const properties: Record<string, Json> = schema.properties ?? {};
     const known = fc.record(
@@ -67,7 +83,7 @@ function valuesOf(schema: Json): fc.Arbitrary<unknown> {
       : fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue());
     values = fc.tuple(extra, known).map(([e, k]) => ({ ...e, ...k }));
   } else values = fc.jsonValue();
-  return values.filter((v) => valid(schema, v));
+  return values.filter((v) => valid(schema, judged(schema, v)));
 }
 
 /** A request body drawn from a media type's schema: one it accepts, or one it does not. */
@@ -80,7 +96,7 @@ function bodiesOf(type: string, schema: Json): fc.Arbitrary<Body> {
   const json = type.startsWith("application/json");
   const encode = (v: unknown) => json ? JSON.stringify(v) : v as string;
   const isValid = (text: string) => {
-    if (!json) return valid(schema, text);
+    if (!json) return valid(schema, judged(schema, text));
     try {
       return valid(schema, JSON.parse(text));
     } catch {
