@@ -259,13 +259,17 @@ const components: JsonObject = {
   },
   schemas: Object.fromEntries([
     ...[...refusalNames].map(([r, name]) => [name, refusalSchema(r)]),
-    ...FIXED.map((status) => [
-      nameOf(status),
-      exactObject({
+    ...FIXED.map((status) => {
+      const schema = exactObject({
         status: { const: status },
         message: { const: STATUS_MESSAGES[status] },
-      }),
-    ]),
+      });
+      // `/readyz` says why it is not ready.
+      if (status === 503) {
+        (schema.properties as JsonObject).reason = { type: "string" };
+      }
+      return [nameOf(status), schema];
+    }),
   ]),
   examples: Object.fromEntries([
     ...[...refusalNames].map(([r, name]) => [name, {

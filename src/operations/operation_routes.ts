@@ -6,6 +6,7 @@
 
 import { cpuUsage } from "node:process";
 import { setImmediate } from "node:timers";
+import { STATUS_MESSAGES } from "../http/catalogue.ts";
 import { jsonResponse } from "../http/response.ts";
 import type { Routes } from "../http/router.ts";
 import type { Readiness, StoreHealth, UserDirectory } from "../store/store.ts";
@@ -112,7 +113,7 @@ export function operationRoutes(options: OperationRouteOptions): Routes {
     readiness.ready ? jsonResponse(READY) : jsonResponse(
       JSON.stringify({
         status: 503,
-        message: "Service Unavailable",
+        message: STATUS_MESSAGES[503],
         reason: readiness.reason,
       }),
       503,

@@ -40,7 +40,7 @@ export const OPERATOR_OPERATIONS: Operations = {
         operationId: "readiness",
         summary: "Readiness: the store answers",
         description:
-          "The memory store is always ready; Redis is when its subscription to changes is up (else it cannot serve event streams exactly) and it answers a `PING` within a second. Also 503 while the server is stopping.",
+          "The memory store is always ready; Redis is when its subscription to changes is up (else it cannot serve event streams exactly) and it answers a `PING` within a second. Also 503 while the server is stopping. A 503 carries a `reason` an operator acts on (out of memory, read-only replica, unreachable, no subscription).",
       },
       "Ready to serve.",
       "ready",
