@@ -40,6 +40,7 @@ export const MESSAGING_OPERATIONS: Operations = {
         REFUSALS.nameDash,
         REFUSALS.nameControl,
         REFUSALS.nameInvisible,
+        REFUSALS.nameLeadingMark,
         REFUSALS.nameNoncharacter,
         REFUSALS.nameEdgeSpace,
         REFUSALS.nameTooLong,
@@ -127,6 +128,7 @@ export const MESSAGING_OPERATIONS: Operations = {
       refusals: [
         REFUSALS.notJson,
         REFUSALS.nestedTooDeeply,
+        REFUSALS.numberTooLong,
         REFUSALS.missingText,
         REFUSALS.textNotString,
         REFUSALS.badColor,

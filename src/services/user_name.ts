@@ -93,5 +93,5 @@ export const NAME_SCHEMA = {
   "x-normalized": "NFC",
   minLength: 1,
   maxLength: MAX_NAME_LENGTH,
-  pattern: `^(?!\\p{M})[^\\s${REFUSED}](?:[^${REFUSED}]*[^\\s${REFUSED}])?$`,
+  pattern: `^[^\\s\\p{M}${REFUSED}](?:[^${REFUSED}]*[^\\s${REFUSED}])?$`,
 };
