@@ -193,7 +193,8 @@ class JsonClient {
     // A base without a trailing slash would lose its last segment to the paths.
     this.#base = new URL(baseUrl);
     if (!this.#base.pathname.endsWith("/")) this.#base.pathname += "/";
-    this.#fetch = options.fetch ?? fetch;
+    // Bound: a browser's fetch called as a method of another object throws.
+    this.#fetch = options.fetch ?? fetch.bind(globalThis);
   }
 
   /** Follows the event stream at `path`, as `token()`'s user while it holds one. */

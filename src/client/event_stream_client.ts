@@ -67,6 +67,8 @@ export function tokenHeaders(
 export interface FollowOptions {
   /** Ends the iteration (and the connection) when aborted. */
   signal?: AbortSignal;
+  /** Told each time a connection is accepted, before its first event: the stream is live. */
+  onOpen?: () => void;
   /** Told when the stream was lost, before each reconnection. */
   onReconnect?: (reason: unknown) => void;
   /** Resume after this message id, as a reconnecting reader does. */
@@ -134,6 +136,13 @@ interface Connection {
   delivered: boolean;
   /** Set once the server accepted the connection. */
   opened: boolean;
+  /** Told when it is set. */
+  onOpen?: () => void;
+}
+
+function accepted(connection: Connection): void {
+  connection.opened = true;
+  connection.onOpen?.();
 }
 
 /**
@@ -152,7 +161,7 @@ async function* sseConnection(
   }
   const res = await source.fetch(source.url, { headers, signal });
   if (!res.ok || res.body === null) throw await serviceErrorOf(res);
-  connection.opened = true;
+  accepted(connection);
   const queue: StreamMessage[] = [];
   const parser = createParser({
     onEvent: ({ event, id, data }) =>
@@ -240,9 +249,11 @@ async function* socketConnection(
   let closed: CloseEvent | undefined;
   let wake = () => {};
   socket.addEventListener("open", () => {
-    connection.opened = true;
     const token = source.token();
     if (token !== undefined) socket.send(JSON.stringify({ token }));
+    // Told after the token frame, so a caller asking who is online then
+    // asks after the service heard it.
+    accepted(connection);
   });
   socket.addEventListener("message", ({ data }) => {
     const event = eventOfFrame(data);
@@ -307,6 +318,7 @@ export async function* followEventStream(
     lastEventId: options.lastEventId?.toString(),
     delivered: false,
     opened: false,
+    onOpen: options.onOpen,
   };
   /** Passes `events` on, noting the last id and that the connection works. */
   async function* tracked(

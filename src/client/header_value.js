@@ -1,6 +1,5 @@
-// How text travels in an HTTP header, shared by the client library and the
-// web page: the page inlines this file (see src/web/chat_page.ts), so it
-// imports nothing and stays plain JavaScript, type-checked with the page.
+// How text travels in an HTTP header, for the client library and so for the
+// web page, which bundles it. Plain JavaScript, type-checked.
 // @ts-check
 
 /**

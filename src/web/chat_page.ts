@@ -8,10 +8,8 @@
 import type { Routes } from "../http/router.ts";
 import template from "./chat.html" with { type: "text" };
 import style from "./chat.css" with { type: "text" };
-import pageScript from "./chat.js" with { type: "text" };
-import headerValueScript from "../client/header_value.js" with {
-  type: "text",
-};
+// Built from chat_main.ts and the client library by `deno task bundle:page`.
+import pageScript from "./chat.bundle.js" with { type: "text" };
 
 /** The page's content type. */
 export const HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
@@ -20,24 +18,6 @@ export const HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
 export interface ChatPageOptions {
   /** Whether the quote service is served beside messaging: the page shows the quote and its form only then. */
   quote: boolean;
-}
-
-const HEADER_VALUE_IMPORT =
-  /^import \{ headerValue \} from "\.\.\/client\/header_value\.js";$/m;
-
-/**
- * The page's script with its one import replaced by the module imported, so
- * the page and the client library share one way to send a credential and
- * the page still loads nothing.
- */
-function inlinedScript(): string {
-  if (!HEADER_VALUE_IMPORT.test(pageScript)) {
-    throw new Error("chat.js no longer imports header_value.js as expected");
-  }
-  return pageScript.replace(
-    HEADER_VALUE_IMPORT,
-    () => headerValueScript.replace(/^export /m, ""),
-  );
 }
 
 async function sha256Source(text: string): Promise<string> {
@@ -56,7 +36,7 @@ interface BuiltPage {
 async function buildPage(options: ChatPageOptions): Promise<BuiltPage> {
   // The hashes cover the exact text between the tags, indentation included.
   const styleText = `\n${style}\n`;
-  const scriptText = `\n${inlinedScript()}\n`;
+  const scriptText = `\n${pageScript}\n`;
   // Functions as replacements, so no `$` in the sources is read as a pattern.
   let html = template
     .replace(/<style>[^<]*<\/style>/, () => `<style>${styleText}</style>`)

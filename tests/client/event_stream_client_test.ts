@@ -93,6 +93,24 @@ Deno.test("a stream that ends is followed again after the server's retry, from t
   assert.ok(reasons[2] instanceof ServiceError && reasons[2].status === 503);
 });
 
+Deno.test("onOpen is told of each connection accepted, before its events, and not of a refused one", async () => {
+  const told: string[] = [];
+  const { fetchFn } = server([
+    stream("retry: 5\n\nid: 7\ndata: a\n\n"),
+    () => new Response("busy", { status: 503 }),
+    stream("id: 8\ndata: b\n\n"),
+  ]);
+  const events = followEventStream(fetchFn, URL_, {
+    onOpen: () => told.push("open"),
+    onReconnect: () => told.push("lost"),
+  });
+  for await (const event of events) {
+    told.push(event.data);
+    if (told.length === 6) break;
+  }
+  assert.deepEqual(told, ["open", "a", "lost", "lost", "open", "b"]);
+});
+
 Deno.test("a refusal waiting cannot fix (4xx) ends the iteration with a ServiceError", async () => {
   const { fetchFn, asked } = server([
     () =>

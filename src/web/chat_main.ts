@@ -1,0 +1,368 @@
+/// <reference lib="dom" />
+/**
+ * The chat page's script, run in the browser. The client library makes every
+ * call and follows both streams (reconnecting, resuming, falling back to
+ * server-sent events); this file only draws. `deno task bundle:page` bundles
+ * it with the library into `chat.bundle.js`, which `chat_page.ts` inlines.
+ * @module
+ */
+
+import {
+  type FollowOptions,
+  type Message,
+  MessagingClient,
+  type PresenceChange,
+  QuoteClient,
+  ServiceError,
+} from "../client/client.ts";
+
+const TOKEN_KEY = "lms-token";
+// The log is bounded: a tab left open for days keeps the newest entries.
+const MAX_ENTRIES = 500;
+// A stream refused (429: too many from this address) is asked for again
+// after this, unless the service says how long to wait.
+const REFUSED_RETRY_MS = 5000;
+const SIGNED_OUT = "You are no longer signed in; join again.";
+const UNREACHABLE = "The service cannot be reached; try again in a moment.";
+
+function element<T extends HTMLElement>(id: string, type: new () => T): T {
+  const found = document.getElementById(id);
+  if (!(found instanceof type)) throw new Error(`the page has no #${id}`);
+  return found;
+}
+
+const ui = {
+  status: element("status", HTMLElement),
+  messages: element("messages", HTMLOListElement),
+  joinForm: element("join-form", HTMLFormElement),
+  name: element("name", HTMLInputElement),
+  joinError: element("join-error", HTMLElement),
+  postForm: element("post-form", HTMLFormElement),
+  message: element("message", HTMLInputElement),
+  postError: element("post-error", HTMLElement),
+  me: element("me", HTMLElement),
+  leave: element("leave", HTMLButtonElement),
+  quotePanel: element("quote-panel", HTMLElement),
+  quote: element("quote", HTMLElement),
+  quoteForm: element("quote-form", HTMLFormElement),
+  quoteText: element("quote-text", HTMLInputElement),
+  quoteError: element("quote-error", HTMLElement),
+  usersPanel: element("users-panel", HTMLElement),
+  users: element("users", HTMLUListElement),
+  refreshUsers: element("refresh-users", HTMLButtonElement),
+};
+
+const origin = new URL("/", location.href);
+const chat = new MessagingClient(origin, {
+  token: sessionStorage.getItem(TOKEN_KEY) ?? undefined,
+});
+const quotes = new QuoteClient(origin);
+
+/**
+ * Shows each line in `alert` as a line of its own, so two refusals of one
+ * request (a quote can fail both checks) never read as one sentence.
+ */
+function showError(alert: HTMLElement, lines: string | string[]) {
+  const shown = [lines].flat().filter((line) => line !== "");
+  alert.replaceChildren(...shown.map((line) => {
+    const span = document.createElement("span");
+    span.className = "line";
+    span.textContent = line;
+    return span;
+  }));
+}
+
+/**
+ * Whether the last call reached the service. The status says Live only
+ * while it did: an open event stream alone does not mean Send will work.
+ */
+let callsReach = true;
+/** Whether each event stream is open, by path. */
+const liveStreams = new Map<string, boolean>();
+
+function showStatus() {
+  const allLive = [...liveStreams.values()].every(Boolean);
+  ui.status.textContent = !callsReach
+    ? "Cannot reach the service"
+    : allLive
+    ? "Live"
+    : "Reconnecting…";
+  ui.status.classList.toggle("live", allLive && callsReach);
+}
+
+function setLive(path: string, live: boolean) {
+  liveStreams.set(path, live);
+  showStatus();
+}
+
+/** A call that failed: the lines to show, and the status when the service answered. */
+class Failure {
+  constructor(readonly lines: string[], readonly status?: number) {}
+}
+
+/** Runs one call of the library: its value, or why there is none in the service's own words. */
+async function call<T>(action: () => Promise<T>): Promise<T | Failure> {
+  try {
+    const value = await action();
+    callsReach = true;
+    return value;
+  } catch (error) {
+    // fetch's TypeError: no answer at all.
+    if (error instanceof TypeError) {
+      callsReach = false;
+      return new Failure([UNREACHABLE]);
+    }
+    if (!(error instanceof ServiceError)) throw error;
+    callsReach = true;
+    const { errors, message, status } = error;
+    const lines = errors.length > 0 ? errors.map((e) => e.description) : [];
+    return new Failure(lines.length > 0 ? lines : [message], status);
+  } finally {
+    showStatus();
+  }
+}
+
+function showJoined(joined: boolean) {
+  ui.joinForm.hidden = joined;
+  ui.postForm.hidden = !joined;
+  ui.usersPanel.hidden = !joined;
+  if (joined) ui.me.textContent = chat.name ?? "";
+  else showOnline([]);
+}
+
+function signOut(reason: string) {
+  chat.token = undefined;
+  sessionStorage.removeItem(TOKEN_KEY);
+  showJoined(false);
+  showError(ui.joinError, reason);
+  ui.name.focus();
+  // The stream was the user's: follow on as nobody.
+  followMessages();
+}
+
+/** Who is online, in the order the panel shows them: as `GET /users/online` last said, then changed by each presence event. */
+let online: string[] = [];
+/**
+ * Presence events that came while the list was being fetched: applied
+ * again on top of it, as the list may have been taken before them.
+ */
+let presenceWhileLoading: PresenceChange[] | null = null;
+
+function showOnline(names: string[]) {
+  online = names;
+  ui.users.replaceChildren(...names.map((name) => {
+    const item = document.createElement("li");
+    item.textContent = name;
+    return item;
+  }));
+}
+
+/** A presence event's change to the list: a name online goes last, one gone or unregistered leaves it. */
+function applyPresence(change: PresenceChange) {
+  if (!("online" in change && change.online)) {
+    showOnline(online.filter((other) => other !== change.name));
+  } else if (!online.includes(change.name)) {
+    showOnline([...online, change.name]);
+  }
+}
+
+/** A presence event: the list changes, and the user learns if it was them who was unregistered. */
+function onPresence(change: PresenceChange) {
+  if ("registered" in change && change.name === chat.name) {
+    signOut("You were unregistered (away too long?); join again.");
+    return;
+  }
+  presenceWhileLoading?.push(change);
+  applyPresence(change);
+}
+
+let refreshing: Promise<void> | null = null;
+/** Asks who is online, once at a time however many ask. */
+function refreshOnline() {
+  refreshing ??= loadOnline().finally(() => refreshing = null);
+  return refreshing;
+}
+
+async function loadOnline() {
+  if (chat.token === undefined) return;
+  presenceWhileLoading = [];
+  const names = await call(() => chat.online());
+  const since = presenceWhileLoading;
+  presenceWhileLoading = null;
+  if (names instanceof Failure) {
+    if (names.status === 401) signOut(SIGNED_OUT);
+    return;
+  }
+  showOnline(names);
+  for (const change of since) applyPresence(change);
+}
+
+/** Appends an entry, following the newest only when the reader was already there. */
+function appendEntry(entry: HTMLLIElement) {
+  const list = ui.messages;
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  list.append(entry);
+  while (list.childElementCount > MAX_ENTRIES) {
+    list.firstElementChild?.remove();
+  }
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+function notice(text: string) {
+  const entry = document.createElement("li");
+  entry.className = "notice";
+  entry.textContent = text;
+  appendEntry(entry);
+}
+
+/** Everything other people wrote goes in as text, never as markup. */
+function showMessage(message: Message) {
+  const entry = document.createElement("li");
+  entry.className = "message";
+  if (message.color === "red") entry.classList.add("red");
+  if (message.user === chat.name) entry.classList.add("mine");
+  const author = document.createElement("span");
+  author.className = "author";
+  author.textContent = String(message.user);
+  const text = document.createElement("span");
+  text.className = "text";
+  text.textContent = String(message.text);
+  entry.append(author, text);
+  appendEntry(entry);
+}
+
+/**
+ * Follows the stream at `path` with `read` until `signal` aborts. The
+ * library reconnects by itself; what ends its iteration is a refusal: a 401
+ * (the token no longer holds) signs out, any other is asked again later.
+ */
+async function keepFollowing(
+  path: string,
+  read: (options: FollowOptions) => Promise<void>,
+  signal?: AbortSignal,
+) {
+  while (!signal?.aborted) {
+    try {
+      await read({
+        signal,
+        onOpen: () => setLive(path, true),
+        onReconnect: () => setLive(path, false),
+      });
+    } catch (error) {
+      if (signal?.aborted) return;
+      if (!(error instanceof ServiceError)) throw error;
+      setLive(path, false);
+      if (error.status === 401) return signOut(SIGNED_OUT);
+      const seconds = error.retryAfterSeconds;
+      const ms = seconds === undefined ? REFUSED_RETRY_MS : seconds * 1000;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    }
+  }
+}
+
+/** The newest message shown: a stream opened anew (joining, leaving) resumes after it. */
+let lastMessageId: number | undefined;
+/** The messages being followed: how to stop, and when they have stopped. */
+let following: { stop: AbortController; done: Promise<void> } | undefined;
+
+/**
+ * Follows the messages as the signed-in user (online while the page is
+ * open, and who is online is refreshed whenever the stream opens), or as
+ * nobody; called again when the user joins or leaves.
+ */
+function followMessages() {
+  const previous = following;
+  previous?.stop.abort();
+  const stop = new AbortController();
+  // The old socket is closed first: a client's sockets are counted.
+  const done = (async () => {
+    await previous?.done;
+    await keepFollowing("/events", readMessages, stop.signal);
+  })();
+  following = { stop, done };
+}
+
+async function readMessages(options: FollowOptions) {
+  const events = chat.events({
+    ...options,
+    lastEventId: lastMessageId,
+    onPresence,
+    onOpen() {
+      options.onOpen?.();
+      refreshOnline();
+    },
+  });
+  for await (const event of events) {
+    if (event.type === "message") {
+      lastMessageId = event.id;
+      showMessage(event.message);
+    } else {
+      const { missed } = event;
+      notice(`${missed} message${missed === 1 ? "" : "s"} missed while away`);
+    }
+  }
+}
+
+ui.joinForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  ui.joinError.textContent = "";
+  const joined = await call(() => chat.register(ui.name.value));
+  if (joined instanceof Failure) {
+    showError(ui.joinError, joined.lines);
+    if (joined.status !== undefined) ui.name.select();
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, joined);
+  ui.name.value = "";
+  showJoined(true);
+  ui.message.focus();
+  followMessages();
+});
+
+ui.postForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  ui.postError.textContent = "";
+  const red = new FormData(ui.postForm).get("color") === "red";
+  const color = red ? "red" : "black";
+  const sent = await call(() => chat.post(ui.message.value, { color }));
+  if (!(sent instanceof Failure)) {
+    ui.message.value = "";
+    ui.message.focus();
+  } else if (sent.status === 401) signOut(SIGNED_OUT);
+  else showError(ui.postError, sent.lines);
+});
+
+ui.leave.addEventListener("click", async () => {
+  // The user's own stream would hear them leave: it stops first.
+  following?.stop.abort();
+  const left = await call(() => chat.unregister());
+  // Gone already (401) is as good as leaving.
+  if (!(left instanceof Failure) || left.status === 401) signOut("");
+  else {
+    showError(ui.postError, left.lines);
+    followMessages();
+  }
+});
+
+ui.refreshUsers.addEventListener("click", () => refreshOnline());
+
+ui.quoteForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  ui.quoteError.textContent = "";
+  const set = await call(() => quotes.set(ui.quoteText.value));
+  if (set instanceof Failure) showError(ui.quoteError, set.lines);
+  else ui.quoteText.value = "";
+});
+
+if (!ui.quotePanel.hidden) {
+  keepFollowing("/quote/events", async (options) => {
+    for await (const quote of quotes.events(options)) {
+      ui.quote.textContent = quote;
+    }
+  });
+}
+
+// A reload rejoins as the same user while the token still authenticates.
+if (chat.token !== undefined) showJoined(true);
+else ui.name.focus();
+followMessages();
