@@ -23,6 +23,7 @@ export const LAYERS = [
   "streams",
   "operations",
   "web",
+  "chat",
   "services",
   "openapi",
   "program",

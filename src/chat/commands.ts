@@ -1,0 +1,80 @@
+/**
+ * What a line typed in the terminal chat does: a command (`/red`, `/black`,
+ * `/users`, `/help`) or a message; and how changes of presence are told.
+ * @module
+ */
+
+import type { MessagingClient, PresenceChange } from "../client/client.ts";
+import { printable, type Terminal } from "./terminal.ts";
+
+/** What the commands act on. */
+export interface Chat {
+  readonly client: MessagingClient;
+  readonly term: Terminal;
+  /** The color messages are sent in. */
+  color: "red" | "black";
+}
+
+type Command = (chat: Chat) => Promise<void> | void;
+
+const HELP =
+  "/red, /black: the color you send in; /users: who is online; /quit: leave";
+
+/**
+ * What `/users` says: who is online (an event stream open as them, this
+ * chat's own included), then who else is registered.
+ */
+async function whoIsHere(client: MessagingClient): Promise<string> {
+  const [online, users] = await Promise.all([client.online(), client.users()]);
+  const here = new Set(online);
+  const away = users.filter((name) => !here.has(name));
+  const list = (names: string[]) => names.map(printable).join(", ");
+  return `Online: ${list(online) || "nobody"}` +
+    (away.length > 0 ? `; also registered: ${list(away)}` : "");
+}
+
+const sendIn = (color: "red" | "black"): Command => (chat) => {
+  chat.color = color;
+  chat.term.notice(`Now sending in ${color}.`);
+};
+
+// A Map, so a message such as "constructor" is never taken for a command.
+const commands = new Map<string, Command>([
+  ["/red", sendIn("red")],
+  ["/black", sendIn("black")],
+  ["/users", async (chat) => chat.term.notice(await whoIsHere(chat.client))],
+  ["/help", (chat) => chat.term.notice(HELP)],
+]);
+
+const send = (chat: Chat, text: string) =>
+  chat.client.post(text, { color: chat.color });
+
+/** What `line` does when run: `//text` sends `/text`, another `/word` is a command. */
+export function actionOf(line: string, chat: Chat): () => Promise<void> | void {
+  const command = line.trim();
+  if (command.startsWith("//")) return () => send(chat, line.replace("/", ""));
+  if (!command.startsWith("/")) return () => send(chat, line);
+  const known = commands.get(command);
+  if (known !== undefined) return () => known(chat);
+  return () =>
+    chat.term.notice(
+      `Unknown command ${
+        printable(command)
+      }: /help lists them; //text sends /text.`,
+    );
+}
+
+/** A line telling a change of presence, or `undefined` for one not worth telling (this chat's own coming and going). */
+export function presenceNotice(
+  change: PresenceChange,
+  me: string | undefined,
+): string | undefined {
+  const who = printable(change.name);
+  if ("registered" in change) {
+    return change.name === me
+      ? `You (${who}) were unregistered.`
+      : `${who} left.`;
+  }
+  if (change.name === me) return undefined;
+  return change.online ? `${who} is online.` : `${who} went offline.`;
+}

@@ -1,0 +1,236 @@
+/**
+ * Where the terminal chat reads what is typed and draws what is said: a
+ * full-screen chat in a real terminal, or one line per message over a pipe.
+ * @module
+ */
+
+import stringWidth from "string-width";
+import type { Message } from "../client/client.ts";
+
+/** How many notices the terminal shows at once, newest last. */
+const NOTICES_SHOWN = 3;
+
+const ESC = "\x1b";
+const RED = `${ESC}[31m`;
+const RESET = `${ESC}[0m`;
+
+/** Text from other people made safe to print: no control characters, so no escape sequences. */
+export function printable(text: unknown): string {
+  // deno-lint-ignore no-control-regex -- control characters are what it removes
+  return String(text).replace(/[\x00-\x1f\x7f-\x9f]/g, "\uFFFD");
+}
+
+/** Where keystrokes or lines come from, and where the chat is drawn. */
+export interface Terminal {
+  /** The next line typed, or `null` when the user leaves (end of input, Ctrl-C, Ctrl-D). */
+  readLine(): Promise<string | null>;
+  /** Shows `message`, just stored, among the newest ones (`newest`, newest first). */
+  showMessage(message: Message, newest: Message[]): void;
+  /** Shows a notice: a command's answer, an error, the service's state. */
+  notice(text: string): void;
+  /** Sets what precedes the line being typed. */
+  setPrompt(prompt: string): void;
+  /** Gives the terminal back as it was. */
+  restore(): void;
+}
+
+const encoder = new TextEncoder();
+/** Writes `text` to standard output at once. */
+export const write = (text: string) =>
+  Deno.stdout.writeSync(encoder.encode(text));
+
+/** Reads lines from a pipe and writes each new message once, as a line. */
+export function pipeTerminal(): Terminal {
+  const lines = Deno.stdin.readable
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
+  let pending = "";
+  return {
+    async readLine() {
+      while (!pending.includes("\n")) {
+        const { done, value } = await lines.read();
+        if (done) {
+          const last = pending;
+          pending = "";
+          return last === "" ? null : last;
+        }
+        pending += value;
+      }
+      const at = pending.indexOf("\n");
+      const line = pending.slice(0, at).replace(/\r$/, "");
+      pending = pending.slice(at + 1);
+      return line;
+    },
+    showMessage(m) {
+      const color = m.color === "red" ? " (red)" : "";
+      write(`${printable(m.user)}${color}: ${printable(m.text)}\n`);
+    },
+    notice(text) {
+      write(`* ${text}\n`);
+    },
+    setPrompt(prompt) {
+      if (prompt.startsWith("Your name")) write(`${prompt}\n`);
+    },
+    restore() {},
+  };
+}
+
+const graphemes = new Intl.Segmenter();
+
+/** `line` cut to `columns` by what the terminal shows: whole clusters, by their columns. */
+function fit(line: string, columns: number): string {
+  if (stringWidth(line) < columns) return line;
+  let cut = "";
+  for (const { segment } of graphemes.segment(line)) {
+    if (stringWidth(cut + segment) > columns - 2) break;
+    cut += segment;
+  }
+  return `${cut}…`;
+}
+
+/** What the full-screen chat shows above the line being typed. */
+interface Screen {
+  title: string;
+  /** Newest first. */
+  messages: Message[];
+  /** Oldest first. */
+  notices: string[];
+}
+
+/**
+ * The screen's lines, one row each, so that a long message or a narrow
+ * terminal never pushes the title off. A short terminal keeps the title and
+ * the prompt, then the newest notices and messages, dropping the spacing
+ * first.
+ */
+function screenLines(screen: Screen, columns: number, rows: number) {
+  const shown = screen.messages.toReversed().map((m) => {
+    const line = fit(`${printable(m.user)}: ${printable(m.text)}`, columns);
+    return m.color === "red" ? `${RED}${line}${RESET}` : line;
+  });
+  const notices = screen.notices.map((line) => fit(line, columns));
+  let spacing = 2;
+  while (2 + spacing + shown.length + notices.length > rows) {
+    if (spacing > 0) spacing--;
+    else if (shown.length > 1) shown.shift();
+    else if (notices.length > 0) notices.shift();
+    else break;
+  }
+  return [
+    fit(screen.title, columns),
+    ...(spacing > 0 ? [""] : []),
+    ...shown,
+    ...(spacing > 1 ? [""] : []),
+    ...notices,
+  ];
+}
+
+/** The keys in `text` as typed: escape sequences (arrows, function keys) dropped, as there is no line editing beyond backspace. */
+function keysOf(text: string): string[] {
+  // deno-lint-ignore no-control-regex -- escape sequences are what it drops
+  return [...text.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1bO.|\x1b/g, "")];
+}
+
+/** `typed` without its last user-perceived character (👍🏽, é as e + accent). */
+function withoutLast(typed: string): string {
+  const clusters = [...graphemes.segment(typed)];
+  return clusters.slice(0, -1).map((c) => c.segment).join("");
+}
+
+/** A full-screen chat in a real terminal, typed in raw mode. */
+export function ttyTerminal(title: () => string): Terminal {
+  return new FullScreen(title);
+}
+
+class FullScreen implements Terminal {
+  readonly #title: () => string;
+  readonly #reader = Deno.stdin.readable.getReader();
+  readonly #decoder = new TextDecoder();
+  #typed = "";
+  #prompt = "> ";
+  #messages: Message[] = [];
+  // The newest notices, so that one (/help) does not hide another (/users).
+  #notices: string[] = [];
+  /** Keys read but not handled yet. */
+  #keys: string[] = [];
+
+  constructor(title: () => string) {
+    this.#title = title;
+    Deno.stdin.setRaw(true);
+    // The alternate screen keeps the user's scrollback as it was.
+    write(`${ESC}[?1049h`);
+    this.#draw();
+    Deno.addSignalListener("SIGWINCH", this.#draw);
+  }
+
+  #draw = () => {
+    const { columns, rows } = Deno.consoleSize();
+    const screen = {
+      title: this.#title(),
+      messages: this.#messages,
+      notices: this.#notices,
+    };
+    const lines = screenLines(screen, columns, rows).join("\r\n");
+    write(`${ESC}[H${ESC}[2J${lines}\r\n${this.#prompt}${this.#typed}`);
+  };
+
+  async readLine() {
+    for (;;) {
+      if (this.#keys.length === 0) {
+        const { done, value } = await this.#reader.read();
+        if (done) return null;
+        this.#keys = keysOf(this.#decoder.decode(value, { stream: true }));
+      }
+      const line = this.#press(this.#keys.shift()!);
+      if (line !== undefined) return line;
+    }
+  }
+
+  /** Handles one key: the line typed once Enter ends it, `null` once the user leaves. */
+  #press(key: string): string | null | undefined {
+    if (key === "\x03" || key === "\x04") return null;
+    if (key === "\r" || key === "\n") {
+      const line = this.#typed;
+      this.#typed = "";
+      this.#draw();
+      return line;
+    }
+    if (key >= " " && key !== "\x7f") {
+      this.#typed += key;
+      write(key);
+      return undefined;
+    }
+    // Backspace redraws, so wide characters leave no stale cells; Ctrl-U
+    // forgets the line typed so far.
+    if (key === "\x7f" || key === "\b") this.#typed = withoutLast(this.#typed);
+    else if (key === "\x15") this.#typed = "";
+    else return undefined;
+    this.#draw();
+    return undefined;
+  }
+
+  showMessage(_: Message, newest: Message[]) {
+    this.#messages = newest;
+    this.#draw();
+  }
+
+  notice(text: string) {
+    this.#notices = [...this.#notices, text].slice(-NOTICES_SHOWN);
+    this.#draw();
+  }
+
+  setPrompt(prompt: string) {
+    this.#prompt = prompt;
+    this.#draw();
+  }
+
+  restore() {
+    Deno.removeSignalListener("SIGWINCH", this.#draw);
+    write(`${ESC}[?1049l`);
+    try {
+      Deno.stdin.setRaw(false);
+    } catch {
+      // Not a terminal any more: nothing to give back.
+    }
+  }
+}
