@@ -52,12 +52,6 @@ const ui = {
   refreshUsers: element("refresh-users", HTMLButtonElement),
 };
 
-const origin = new URL("/", location.href);
-const chat = new MessagingClient(origin, {
-  token: sessionStorage.getItem(TOKEN_KEY) ?? undefined,
-});
-const quotes = new QuoteClient(origin);
-
 /**
  * Shows each line in `alert` as a line of its own, so two refusals of one
  * request (a quote can fail both checks) never read as one sentence.
@@ -100,25 +94,41 @@ class Failure {
   constructor(readonly lines: string[], readonly status?: number) {}
 }
 
+/**
+ * The clients' fetch: whether calls reach the service is shown as soon as
+ * one is answered, before its body is read.
+ */
+const watchedFetch: typeof fetch = async (input, init) => {
+  try {
+    const res = await fetch(input, init);
+    callsReach = true;
+    return res;
+  } catch (error) {
+    // fetch's TypeError: no answer at all (an abort is no news).
+    if (error instanceof TypeError) callsReach = false;
+    throw error;
+  } finally {
+    showStatus();
+  }
+};
+
+const origin = new URL("/", location.href);
+const chat = new MessagingClient(origin, {
+  fetch: watchedFetch,
+  token: sessionStorage.getItem(TOKEN_KEY) ?? undefined,
+});
+const quotes = new QuoteClient(origin, { fetch: watchedFetch });
+
 /** Runs one call of the library: its value, or why there is none in the service's own words. */
 async function call<T>(action: () => Promise<T>): Promise<T | Failure> {
   try {
-    const value = await action();
-    callsReach = true;
-    return value;
+    return await action();
   } catch (error) {
-    // fetch's TypeError: no answer at all.
-    if (error instanceof TypeError) {
-      callsReach = false;
-      return new Failure([UNREACHABLE]);
-    }
+    if (error instanceof TypeError) return new Failure([UNREACHABLE]);
     if (!(error instanceof ServiceError)) throw error;
-    callsReach = true;
     const { errors, message, status } = error;
     const lines = errors.length > 0 ? errors.map((e) => e.description) : [];
     return new Failure(lines.length > 0 ? lines : [message], status);
-  } finally {
-    showStatus();
   }
 }
 
