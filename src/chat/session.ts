@@ -60,18 +60,17 @@ class Session implements Chat {
   constructor(url: string) {
     this.#url = url;
     this.client = new MessagingClient(url);
-    this.term = this.#tty
-      ? ttyTerminal(() =>
-        `Chat at ${url}  ${
-          this.client.name ? `as ${this.client.name}` : ""
-        }  ` +
-        `sending in ${this.color}  (/red /black /users /quit)`
-      )
-      : pipeTerminal();
+    this.term = this.#tty ? ttyTerminal(() => this.#title()) : pipeTerminal();
     // In raw mode Ctrl-C arrives as a key; SIGHUP is the terminal going away.
     for (const signal of SIGNALS) {
       Deno.addSignalListener(signal, this.#onSignal);
     }
+  }
+
+  #title(): string {
+    const who = this.client.name ? `as ${this.client.name}` : "";
+    return `Chat at ${this.#url}  ${who}  sending in ${this.color}  ` +
+      "(/red /black /users /quit)";
   }
 
   #onSignal = () => {
