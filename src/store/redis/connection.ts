@@ -112,97 +112,97 @@ interface Waiter {
 }
 
 /**
+ * Where a link is: `starting` until its first connection, then `up` or
+ * `down` (the loss said once), until `closed`, which nothing leaves.
+ */
+type LinkState = "starting" | "up" | "down" | "closed";
+
+/**
  * What a connection's driver (one server, or a master found through
  * Sentinel) controls of it: which client commands go to, and when it is up.
  */
-interface Link {
-  readonly client: Client | undefined;
-  readonly closed: boolean;
-  /** Makes `client` the one commands go to (none: every command fails unsent). */
-  use(client: Client | undefined): void;
-  /** The current client is connected (and subscribed): a new session begins. */
-  up(restored: string): void;
-  /** The connection was lost: said once, until it is up again. */
-  down(why: string): void;
-  /** Resolves after `ms`, or at once when the connection closes. */
-  pause(ms: number): Promise<void>;
+class Link {
+  state: LinkState = "starting";
+  /** The client commands go to (none: every command fails unsent). */
+  client: Client | undefined;
+  /** Counts the times it came up; a write is known in its own session only. */
+  session = 0;
   /** The channels subscribed to, for a client that replaces the current one. */
-  readonly subscriptions: [string, (message: string) => void][];
+  readonly subscriptions: [string, (message: string) => void][] = [];
   /** Told when the current client's server answers that it is a replica. */
-  demoted: (client: Client) => void;
-  /** A client being connected, not yet current: destroyed if the connection closes meanwhile. */
+  demoted: (client: Client) => void = () => {};
+  /** A client being connected, not yet current: destroyed if the link closes meanwhile. */
   opening: Client | undefined;
+  readonly readyListeners: (() => void)[] = [];
+  readonly lostListeners: (() => void)[] = [];
+  readonly #waiters: Waiter[] = [];
+  readonly #background = new Set<Promise<void>>();
+  readonly #closing = Promise.withResolvers<void>();
+  readonly #refusals: ReturnType<typeof repeatedFaults>;
+
+  constructor(
+    readonly role: string,
+    readonly report: ConnectionOptions["report"],
+  ) {
+    this.#refusals = repeatedFaults(
+      (line) => report(line, "error"),
+      REPEATED_FAULT_WINDOW_MS,
+    );
+  }
+
+  get closed(): boolean {
+    return this.state === "closed";
+  }
+
+  get isReady(): boolean {
+    return this.state === "up" && this.client?.isReady === true;
+  }
+
+  /** The current client is connected (and subscribed): a new session begins. */
+  up(restored: string): void {
+    if (this.closed) return;
+    if (this.state !== "starting") {
+      this.report(`redis (${this.role}): ${restored}`, "info");
+    }
+    this.state = "up";
+    this.session++;
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+    for (const listener of this.readyListeners) listener();
+  }
+
+  /** The connection was lost: said once, until it is up again. */
+  down(why: string): void {
+    if (this.state !== "up") return;
+    this.state = "down";
+    this.report(`redis (${this.role}): ${why}`, "error");
+    for (const listener of this.lostListeners) listener();
+  }
+
+  whenReady(): Promise<void> {
+    if (this.closed) {
+      return Promise.reject(new StoreUnavailableError("the store is closed"));
+    }
+    if (this.isReady) return Promise.resolve();
+    return new Promise((resolve, reject) =>
+      this.#waiters.push({ resolve, reject })
+    );
+  }
+
+  /** Resolves after `ms`, or at once when the link closes. */
+  async pause(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#closing.promise,
+      new Promise((resolve) => timer = setTimeout(resolve, ms)),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Keeps `work` (finding or watching the master) to wait for on closing. */
-  track(work: Promise<void>): void;
-}
-
-/**
- * One connection as the store sees it, over whichever client is current,
- * and its driver's controls. Every command fails with
- * {@linkcode CommandFailed} when Redis cannot answer. A plain object, so
- * that a test may wrap it (`Object.create`) and replace one command.
- */
-// deno-lint-ignore lms/max-function-lines -- too long; split by the 0.3.0 redesign
-function createLink(
-  role: string,
-  report: ConnectionOptions["report"],
-): { connection: RedisConnection; link: Link } {
-  let client: Client | undefined;
-  let up = false;
-  let wasUp = false;
-  let session = 0;
-  let closed = false;
-  const closing = Promise.withResolvers<void>();
-  const readyListeners: (() => void)[] = [];
-  const lostListeners: (() => void)[] = [];
-  const waiters: Waiter[] = [];
-  const background = new Set<Promise<void>>();
-  const isReady = () => up && client?.isReady === true;
-  const refusals = repeatedFaults(
-    (line) => report(line, "error"),
-    REPEATED_FAULT_WINDOW_MS,
-  );
-
-  const link: Link = {
-    get client() {
-      return client;
-    },
-    get closed() {
-      return closed;
-    },
-    use(next) {
-      client = next;
-    },
-    up(restored) {
-      session++;
-      up = true;
-      if (wasUp) report(`redis (${role}): ${restored}`, "info");
-      wasUp = true;
-      for (const waiter of waiters.splice(0)) waiter.resolve();
-      for (const listener of readyListeners) listener();
-    },
-    down(why) {
-      if (!up) return;
-      up = false;
-      report(`redis (${role}): ${why}`, "error");
-      for (const listener of lostListeners) listener();
-    },
-    async pause(ms) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        closing.promise,
-        new Promise((resolve) => timer = setTimeout(resolve, ms)),
-      ]);
-      clearTimeout(timer);
-    },
-    subscriptions: [],
-    demoted: () => {},
-    opening: undefined,
-    track(work) {
-      background.add(work);
-      work.finally(() => background.delete(work));
-    },
-  };
+  track(work: Promise<void>): void {
+    this.#background.add(work);
+    work.finally(() => this.#background.delete(work));
+  }
 
   /**
    * A reply Redis sent as an error stays a fault unless it is about Redis's
@@ -210,8 +210,8 @@ function createLink(
    * (the socket failed while the command was queued, written or awaiting
    * its reply) may have run.
    */
-  const command = <T>(send: (client: Client) => Promise<T>): Promise<T> => {
-    const current = client;
+  command<T>(send: (client: Client) => Promise<T>): Promise<T> {
+    const current = this.client;
     if (current === undefined) {
       return Promise.reject(
         new CommandFailed("unsent", "Redis is unavailable"),
@@ -220,51 +220,59 @@ function createLink(
     return send(current).catch((error: unknown): never => {
       if (error instanceof ErrorReply) {
         if (!STATE_REPLY.test(error.message)) throw error;
-        refusals.report(
+        const line = error.message.split("\n")[0];
+        this.#refusals.report(
           error.message.split(" ")[0]!,
-          `redis (${role}): ${error.message.split("\n")[0]}`,
+          `redis (${this.role}): ${line}`,
         );
-        if (error.message.startsWith("READONLY")) link.demoted(current);
+        if (error.message.startsWith("READONLY")) this.demoted(current);
         throw new CommandFailed("refused", `Redis refused: ${error.message}`, {
           cause: error,
         });
       }
-      if (
-        error instanceof ClientOfflineError ||
-        error instanceof ClientClosedError
-      ) {
-        throw new CommandFailed("unsent", "Redis is unavailable", {
+      const unsent = error instanceof ClientOfflineError ||
+        error instanceof ClientClosedError;
+      throw unsent
+        ? new CommandFailed("unsent", "Redis is unavailable", { cause: error })
+        : new CommandFailed("unknown", "the connection to Redis was lost", {
           cause: error,
         });
-      }
-      throw new CommandFailed("unknown", "the connection to Redis was lost", {
-        cause: error,
-      });
     });
-  };
+  }
 
-  const connection: RedisConnection = {
+  async close(): Promise<void> {
+    this.state = "closed";
+    this.#closing.resolve();
+    this.#refusals.close();
+    const error = new StoreUnavailableError("the store is closed");
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
+    this.opening?.destroy();
+    await Promise.all(this.#background);
+    const last = this.client;
+    this.client = undefined;
+    await last?.close().catch(() => last.destroy());
+  }
+}
+
+/**
+ * One connection as the store sees it, over whichever client `link` holds.
+ * Every command fails with {@linkcode CommandFailed} when Redis cannot
+ * answer. A plain object, so that a test may wrap it (`Object.create`) and
+ * replace one command.
+ */
+function connectionOf(link: Link): RedisConnection {
+  const command = <T>(send: (client: Client) => Promise<T>) =>
+    link.command(send);
+  return {
     get isReady() {
-      return isReady();
+      return link.isReady;
     },
     get session() {
-      return session;
+      return link.session;
     },
-    onReady(listener) {
-      readyListeners.push(listener);
-    },
-    onLost(listener) {
-      lostListeners.push(listener);
-    },
-    whenReady() {
-      if (closed) {
-        return Promise.reject(new StoreUnavailableError("the store is closed"));
-      }
-      if (isReady()) return Promise.resolve();
-      return new Promise((resolve, reject) =>
-        waiters.push({ resolve, reject })
-      );
-    },
+    onReady: (listener) => link.readyListeners.push(listener),
+    onLost: (listener) => link.lostListeners.push(listener),
+    whenReady: () => link.whenReady(),
     run: (script, keys, args) =>
       command((c) =>
         (c as unknown as Record<
@@ -295,20 +303,8 @@ function createLink(
       link.subscriptions.push([channel, listener]);
       await command((c) => c.subscribe(channel, listener));
     },
-    async close() {
-      closed = true;
-      closing.resolve();
-      refusals.close();
-      const error = new StoreUnavailableError("the store is closed");
-      for (const waiter of waiters.splice(0)) waiter.reject(error);
-      link.opening?.destroy();
-      await Promise.all(background);
-      const last = client;
-      client = undefined;
-      await last?.close().catch(() => last.destroy());
-    },
+    close: () => link.close(),
   };
-  return { connection, link };
 }
 
 /** Connects `role` (named in reports), or throws {@linkcode StoreUnavailableError}. */
@@ -327,7 +323,7 @@ async function connectDirect(
   options: ConnectionOptions,
   role: string,
 ): Promise<RedisConnection> {
-  const { connection, link } = createLink(role, options.report);
+  const link = new Link(role, options.report);
   let started = false;
   const client = newClient({
     url: options.url,
@@ -358,9 +354,9 @@ async function connectDirect(
     );
   }
   started = true;
-  link.use(client);
+  link.client = client;
   link.up("connection restored");
-  return connection;
+  return connectionOf(link);
 }
 
 /**
@@ -428,102 +424,130 @@ async function openNode(
   return client;
 }
 
-/** The master of a Sentinel deployment, followed through every failover. */
-// deno-lint-ignore lms/max-function-lines -- too long; split by the 0.3.0 redesign
-async function connectThroughSentinel(
-  options: ConnectionOptions,
-  role: string,
-  address: SentinelAddress,
-): Promise<RedisConnection> {
-  const { connection, link } = createLink(role, options.report);
-  let relocating = false;
-  const lose = (client: Client, why: string) => {
-    if (link.client !== client) return;
-    link.use(undefined);
+/**
+ * The master of a Sentinel deployment, followed through every failover.
+ * The link is either on a master, watched (`watch`), or without one while
+ * `relocate` looks for the next; `lose` moves it from the first to the
+ * second, `adopt` back.
+ */
+class MasterFollower {
+  #relocating = false;
+
+  constructor(
+    readonly link: Link,
+    readonly options: ConnectionOptions,
+    readonly address: SentinelAddress,
+  ) {
+    link.demoted = (client) => this.lose(client, "the master became a replica");
+  }
+
+  /** `client` failed: leave it, if it is still current, and look anew. */
+  lose(client: Client, why: string): void {
+    if (this.link.client !== client) return;
+    this.link.client = undefined;
     client.destroy();
-    link.down(`${why}; asking the sentinels for the master`);
-    if (!relocating) link.track(relocate());
-  };
-  const adopt = (
-    { client, master }: Awaited<ReturnType<typeof openMaster>>,
-  ) => {
+    this.link.down(`${why}; asking the sentinels for the master`);
+    if (!this.#relocating) this.link.track(this.relocate());
+  }
+
+  adopt({ client, master }: Awaited<ReturnType<typeof openMaster>>): void {
     const at = `${master.host}:${master.port}`;
     client.on(
       "error",
       (error: Error) =>
-        lose(client, `connection to the master ${at} lost: ${error.message}`),
+        this.lose(
+          client,
+          `connection to the master ${at} lost: ${error.message}`,
+        ),
     );
-    link.use(client);
-    link.up(`connected to the master ${at}, found through Sentinel`);
-    link.track(watch(client, master));
-  };
-  // A master that the sentinels took for dead while it still ran (a
-  // partition, a stall) stays a master, and keeps its clients, until they
-  // reach it again and demote it, which Sentinel does only seconds later;
-  // whatever it takes meanwhile is lost. So the sentinels are asked every
-  // MASTER_CHECK_MS whether any still names this one, for as long as it is
-  // the current client; once none does, it is left. (Any, not most: just
-  // after a promotion, most may still name the master that died.)
-  const watch = async (client: Client, master: HostPort) => {
+    this.link.client = client;
+    this.link.up(`connected to the master ${at}, found through Sentinel`);
+    this.link.track(this.watch(client, master));
+  }
+
+  /**
+   * Leaves `master` once no sentinel names it (any, not most: just after a
+   * promotion most may still name the dead one); docs/redis.md says why.
+   */
+  async watch(client: Client, master: HostPort): Promise<void> {
+    const link = this.link;
     while (link.client === client && !link.closed) {
       await link.pause(MASTER_CHECK_MS);
       if (link.client !== client) return;
       // No answer is no news ([]); an answer names at least one master.
-      const named = await locateMasters(address).catch(() => []);
+      const named = await locateMasters(this.address).catch(() => []);
       const [first] = named;
       if (
         first !== undefined && link.client === client &&
         !named.some((n) => n.host === master.host && n.port === master.port)
       ) {
-        lose(
+        this.lose(
           client,
           `the sentinels now name ${first.host}:${first.port} the master`,
         );
       }
     }
-  };
-  link.demoted = (client) => lose(client, "the master became a replica");
-  // Rounds go on until a master answers or the store closes, as
-  // node-redis reconnects to one server forever; each round is bounded by
-  // the sentinels' and the connection's timeouts.
-  const relocate = async () => {
-    relocating = true;
+  }
+
+  /**
+   * Rounds go on until a master answers or the link closes, as node-redis
+   * reconnects to one server forever; each is bounded by timeouts.
+   */
+  async relocate(): Promise<void> {
+    this.#relocating = true;
     try {
-      for (let round = 0; !link.closed; round++) {
+      for (let round = 0; !this.link.closed; round++) {
         try {
-          const opened = await openMaster(link, options, address);
-          if (link.closed) opened.client.destroy();
-          else adopt(opened);
+          const opened = await openMaster(
+            this.link,
+            this.options,
+            this.address,
+          );
+          if (this.link.closed) opened.client.destroy();
+          else this.adopt(opened);
           return;
         } catch {
-          await link.pause(
+          await this.link.pause(
             Math.min(50 * 2 ** Math.min(round, 8), RELOCATE_PAUSE_MS),
           );
         }
       }
     } finally {
-      relocating = false;
+      this.#relocating = false;
     }
-  };
-
-  // At start-up, look for the master for as long as one connection attempt
-  // may take, then give up: start-up must fail fast.
-  const deadline = performance.now() + options.connectTimeoutMs;
-  let failure: unknown;
-  for (let round = 0; round < 1000; round++) {
-    try {
-      adopt(await openMaster(link, options, address));
-      return connection;
-    } catch (error) {
-      failure = error;
-    }
-    if (performance.now() >= deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new StoreUnavailableError(
-    `cannot find the Redis master through Sentinel at ${
-      redactUrl(options.url)
-    }: ${(failure as Error)?.message || failure}`,
-    { cause: failure },
-  );
+
+  /** Looks for as long as one connection attempt may take: start-up must fail fast. */
+  async start(): Promise<void> {
+    const deadline = performance.now() + this.options.connectTimeoutMs;
+    let failure: unknown;
+    for (let round = 0; round < 1000; round++) {
+      try {
+        return this.adopt(
+          await openMaster(this.link, this.options, this.address),
+        );
+      } catch (error) {
+        failure = error;
+      }
+      if (performance.now() >= deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new StoreUnavailableError(
+      `cannot find the Redis master through Sentinel at ${
+        redactUrl(this.options.url)
+      }: ${(failure as Error)?.message || failure}`,
+      { cause: failure },
+    );
+  }
+}
+
+/** The master of a Sentinel deployment, followed through every failover. */
+async function connectThroughSentinel(
+  options: ConnectionOptions,
+  role: string,
+  address: SentinelAddress,
+): Promise<RedisConnection> {
+  const link = new Link(role, options.report);
+  await new MasterFollower(link, options, address).start();
+  return connectionOf(link);
 }
