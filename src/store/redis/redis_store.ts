@@ -27,11 +27,9 @@ import {
   type Allowance,
   type Awaitable,
   HEARTBEAT_MS,
-  INITIAL_QUOTE,
   type Readiness,
   type RecentMessages,
   type RegisterResult,
-  type ResolvedLimits,
   resolveLimits,
   type Store,
   type StoreEvent,
@@ -39,23 +37,11 @@ import {
 } from "../store.ts";
 import { checkWithin } from "../../limits/whole_range.ts";
 import { RedisPresence } from "./presence.ts";
-import { KeptTokens, LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
-import { ChangeListeners } from "../change_listeners.ts";
-import { CommandGate } from "./command_gate.ts";
-import { SettledWrites } from "./settled_writes.ts";
-import { decodeNotice } from "./change_notice.ts";
-import { callOf } from "./scripts.ts";
-import { lookOf } from "../../identity/name_skeleton.ts";
-import { isClearToken, tokenDigest } from "../../identity/token_digest.ts";
-import {
-  checkReply,
-  historyEntry,
-  messageId,
-  oneOf,
-  recentMessages,
-  UnexpectedReply,
-} from "./replies.ts";
+import { RedisKernel } from "./kernel.ts";
+import { RedisUsers } from "./users.ts";
+import { RedisMessages } from "./messages.ts";
+import { RedisQuote } from "./quote.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -103,61 +89,6 @@ export interface RedisStoreOptions extends StoreLimits {
   heartbeatMs?: number;
 }
 
-/** The shared values a process keeps a copy of. */
-type Shared = { messages: readonly string[]; quote: string; users: string[] };
-
-function keysOf(prefix: string) {
-  return {
-    users: `${prefix}users`,
-    order: `${prefix}users:order`,
-    sequence: `${prefix}users:sequence`,
-    // `<id> <json>` entries, newest first (the key name is new with ids,
-    // so a list of an earlier version is never misread).
-    messages: `${prefix}history`,
-    messageSequence: `${prefix}history:sequence`,
-    quote: `${prefix}quote`,
-    channel: `${prefix}changes`,
-    generation: `${prefix}generation`,
-    /** Written by `/readyz`'s probe, expiring in 10 s. */
-    readiness: `${prefix}readiness`,
-    /** A client's rate-limit bucket: this, then its address. */
-    allowance: `${prefix}allowance:`,
-    /** Presence and activity: `lua/presence*.lua`, `lua/held.lua`. */
-    touched: `${prefix}users:touched`,
-    /** One name, one look: `s:<skeleton>` → name and `n:<name>` → skeleton. */
-    looks: `${prefix}users:looks`,
-    processes: `${prefix}presence:processes`,
-    held: `${prefix}presence:held`,
-  };
-}
-
-const notReady = (reason: string): Readiness => ({ ready: false, reason });
-
-/** Why a probe write failed, in words an operator acts on. */
-function readinessReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const refused = /Redis refused: (\w+)/.exec(message)?.[1];
-  switch (refused) {
-    case "OOM":
-      return "out of memory: Redis refuses writes (maxmemory)";
-    case "READONLY":
-      return "read-only replica: Redis refuses writes";
-    case "MISCONF":
-      return "Redis cannot save its data (MISCONF) and refuses writes";
-    case "LOADING":
-      return "Redis is loading its data";
-    case undefined:
-      return `unreachable: ${message}`;
-    default:
-      return `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
-  }
-}
-
-/** How often the store checks that Redis still holds its data (and reads Redis's clock). */
-const CHECK_INTERVAL_MS = 1000;
-
-const REGISTER_RESULTS = ["registered", "exists", "full"] as const;
-
 /**
  * Keeps users, messages and the quote in Redis.
  *
@@ -170,94 +101,52 @@ const REGISTER_RESULTS = ["registered", "exists", "full"] as const;
  * ```
  */
 export class RedisStore implements Store {
-  #client: RedisConnection;
-  #subscriber: RedisConnection;
-  #gate: CommandGate;
-  #writes: SettledWrites;
-  #keys: ReturnType<typeof keysOf>;
-  #history: number;
-  #maxUsers: number;
-  #epoch = 0;
-  /** Whether the subscription is up: false from its loss until it is made anew. */
-  #subscribed = false;
-  #subscription: Subscription;
-  #copies: { [K in keyof Shared]: LocalCopy<Shared[K]> };
-  #tokens: KeptTokens;
-  #messagesLimit = 0;
-  /**
-   * The highest message id this process has seen (its own writes, every
-   * notice, every catch-up, the check): a sequence that Redis lost goes on
-   * above it (the `addMessage` and `raiseSequence` scripts), so an id is
-   * never given twice while any process that saw it runs. What remains: a
-   * Redis emptied while none runs (all restarted with it) starts again at
-   * 1, and a reader's `Last-Event-ID` N from before counts as absent until
-   * the new sequence passes N, then hides the new messages up to N. Only a
-   * Redis that keeps its data (persistence) closes that.
-   */
-  #highestId = 0;
-  /**
-   * The id written under the generation key when this data set began. A
-   * Redis emptied under the service (FLUSHALL, or a restart without
-   * persistence) loses it, and no change notice says so: every copy and
-   * kept token is dropped then.
-   */
-  #generation: string | null = null;
-  #checker: ReturnType<typeof setInterval>;
-  #listeners = new ChangeListeners();
-  #checking = false;
+  #kernel: RedisKernel;
+  #users: RedisUsers;
+  #messages: RedisMessages;
+  #quote: RedisQuote;
   #presence: RedisPresence;
 
   private constructor(
     client: RedisConnection,
     subscriber: RedisConnection,
-    prefix: string,
-    limits: ResolvedLimits,
-    timeoutMs: number,
-    maxPending: number,
-    heartbeatMs: number,
-    replicas: number,
+    options: RedisStoreOptions,
   ) {
-    this.#client = client;
-    this.#subscriber = subscriber;
-    this.#keys = keysOf(prefix);
-    this.#history = limits.history;
-    this.#maxUsers = limits.maxUsers;
-    this.#gate = new CommandGate(client, { timeoutMs, maxPending });
-    this.#writes = new SettledWrites(client, this.#gate, {
-      prefix,
-      windowMs: timeoutMs,
-      allowancePrefix: this.#keys.allowance,
-      replicas,
+    const limits = resolveLimits(options);
+    const kernel = new RedisKernel(client, subscriber, {
+      prefix: options.prefix ?? "lms:",
+      timeoutMs: options.commandTimeoutMs ?? 1000,
+      maxPending: options.maxPendingCommands ?? 1000,
+      replicas: options.waitReplicas ?? 0,
     });
-    // A failed check is tried again at the next tick.
-    this.#checker = setInterval(
-      () => this.#check().catch(() => {}),
-      CHECK_INTERVAL_MS,
-    );
-    this.#subscription = {
-      live: () => this.#subscribed && this.#subscriber.isReady,
-      epoch: () => this.#epoch,
-    };
-    this.#copies = {
-      messages: new LocalCopy(this.#subscription),
-      quote: new LocalCopy(this.#subscription),
-      users: new LocalCopy(this.#subscription),
-    };
-    this.#tokens = new KeptTokens(this.#subscription);
+    this.#kernel = kernel;
     this.#presence = new RedisPresence({
       client,
-      gate: this.#gate,
-      keys: this.#keys,
-      subscription: this.#subscription,
-      heartbeatMs,
+      gate: kernel.gate,
+      keys: kernel.keys,
+      subscription: kernel.subscription,
+      heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS.default,
       forgetUsersAfter: limits.forgetUsersAfter,
     });
+    kernel.onNotice((notice) => {
+      const kind = notice.kind;
+      if (kind === "removed" || kind === "online" || kind === "offline") {
+        this.#presence.changed();
+      }
+    });
+    this.#users = new RedisUsers(
+      kernel,
+      limits.maxUsers,
+      (name) => this.#presence.touch(name),
+    );
+    this.#messages = new RedisMessages(kernel, limits.history);
+    this.#quote = new RedisQuote(kernel);
   }
 
   /** Connects, failing fast with a clear error when Redis cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
-    const limits = resolveLimits(options);
-    const heartbeatMs = checkWithin(
+    resolveLimits(options);
+    checkWithin(
       "heartbeatMs",
       HEARTBEAT_MS,
       options.heartbeatMs ?? HEARTBEAT_MS.default,
@@ -268,8 +157,8 @@ export class RedisStore implements Store {
       report: options.onStatus ??
         ((message: string) => console.error(message)),
     };
-    // The client is loaded here, not imported by this module, so that
-    // importing the store (or documenting it) does not load node-redis.
+    // Loaded here, not imported, so that importing (or documenting) the
+    // store does not load node-redis.
     const { connect } = await import("./connection.ts");
     const client = await connect(connection, "commands");
     let subscriber: RedisConnection;
@@ -279,20 +168,10 @@ export class RedisStore implements Store {
       await client.close();
       throw error;
     }
-    const store = new RedisStore(
-      client,
-      subscriber,
-      options.prefix ?? "lms:",
-      limits,
-      options.commandTimeoutMs ?? 1000,
-      options.maxPendingCommands ?? 1000,
-      heartbeatMs,
-      options.waitReplicas ?? 0,
-    );
+    const store = new RedisStore(client, subscriber, options);
     try {
-      await store.#listen();
-      await store.#check();
-      await store.#convertEarlierUsers();
+      await store.#kernel.start();
+      await store.#users.convertEarlier();
     } catch (error) {
       await store.close();
       throw error;
@@ -300,250 +179,42 @@ export class RedisStore implements Store {
     return store;
   }
 
-  /**
-   * Converts the users an earlier version left: a token kept in clear
-   * becomes its digest and a name gains its look, each in one step that
-   * does nothing if the user changed meanwhile. Every process does it as it
-   * connects; once done, a scan finds nothing to convert.
-   */
-  async #convertEarlierUsers(): Promise<void> {
-    const { users, looks } = this.#keys;
-    let cursor = "0";
-    // HSCAN ends by returning cursor 0; the bound only guards a Redis that never does.
-    for (let step = 0; step < 10_000_000; step++) {
-      const reply = await this.#gate.read(() =>
-        this.#client.run(
-          ...callOf("usersToConvert", { users, looks }, {
-            cursor,
-            count: "500",
-          }),
-        )
-      );
-      if (
-        !Array.isArray(reply) || reply.some((item) => typeof item !== "string")
-      ) throw new UnexpectedReply("usersToConvert", reply);
-      const [next, ...found] = reply as string[];
-      for (let i = 0; i + 1 < found.length; i += 2) {
-        const name = found[i]!, stored = found[i + 1]!;
-        await this.#gate.read(() =>
-          this.#client.run(
-            ...callOf("convertUser", { users, looks }, {
-              name,
-              stored,
-              digest: isClearToken(stored) ? tokenDigest(stored) : stored,
-              skeleton: lookOf(name),
-            }),
-          )
-        );
-      }
-      if (next === "0") return;
-      cursor = next!;
-    }
-  }
-
-  /**
-   * Reads Redis's clock (for the write fences) and the newest message id
-   * (raising it back to the highest this process has seen when Redis lost
-   * it), removes the write records nothing can ask for any more, and checks
-   * the generation key; adopts a new generation, dropping every copy, when
-   * it is gone.
-   */
-  async #check(): Promise<void> {
-    if (this.#checking) return;
-    this.#checking = true;
-    try {
-      const before = Date.now();
-      const { redisNow, generation, newestId } = checkReply(
-        await this.#gate.read(() =>
-          this.#client.run(
-            ...callOf("check", {
-              generation: this.#keys.generation,
-              sequence: this.#keys.messageSequence,
-            }, {}),
-          )
-        ),
-      );
-      this.#writes.observeClock(redisNow, before, Date.now());
-      if (newestId < this.#highestId) {
-        // Redis lost the sequence: restore it before anyone writes.
-        await this.#gate.read(() =>
-          this.#client.run(
-            ...callOf("raiseSequence", {
-              sequence: this.#keys.messageSequence,
-            }, { floor: String(this.#highestId) }),
-          )
-        );
-      }
-      this.#sawId(newestId);
-      await this.#writes.tick();
-      if (generation !== null && generation === this.#generation) return;
-      if (this.#generation !== null) this.#emptied();
-      const fresh = crypto.randomUUID();
-      await this.#gate.read(() =>
-        this.#client.setIfAbsent(this.#keys.generation, fresh)
-      );
-      this.#generation = await this.#gate.read(() =>
-        this.#client.get(this.#keys.generation)
-      );
-    } catch (error) {
-      // The next check tries again; requests meanwhile see Redis's state.
-      if (this.#generation === null) throw error;
-    } finally {
-      this.#checking = false;
-    }
-  }
-
-  #sawId(id: number): void {
-    if (id > this.#highestId) this.#highestId = id;
-  }
-
-  /** Redis lost its data: nothing kept locally may be served any more. */
-  #emptied(): void {
-    this.#generation = null;
-    this.#epoch++;
-    this.#listeners.emit({ kind: "reset" });
-  }
-
-  /**
-   * Loads a copy together with the generation key, in one round trip: a
-   * copy read from a Redis that was emptied since is not kept.
-   */
-  async #load<T>(read: () => Promise<T>): Promise<T> {
-    const [value, generation] = await Promise.all([
-      read(),
-      this.#gate.read(() => this.#client.get(this.#keys.generation)),
-    ]);
-    if (generation !== this.#generation) {
-      this.#emptied();
-      this.#check().catch(() => {});
-    }
-    return value;
-  }
-
-  async #listen(): Promise<void> {
-    // Every (re)connection of the subscriber starts a new epoch: copies
-    // taken before it may have missed a change while it was down. The client
-    // resubscribes before it reports ready, so from then on nothing is missed.
-    this.#subscriber.onReady(() => {
-      this.#epoch++;
-      this.#subscribed = true;
-    });
-    // Changes may be missed from now until then: readers must start again,
-    // and no new one may start.
-    this.#subscriber.onLost(() => {
-      this.#subscribed = false;
-      this.#listeners.emit({ kind: "reset" });
-    });
-    await this.#subscriber.subscribe(
-      this.#keys.channel,
-      (message: string) => this.#notice(message),
-    );
-    this.#subscribed = true;
-  }
-
-  /** Acts on a change notice from any process, this one included. */
-  #notice(text: string): void {
-    const notice = decodeNotice(text);
-    switch (notice?.kind) {
-      case "message":
-        this.#copies.messages.changed();
-        this.#sawId(notice.id);
-        this.#listeners.emit(notice);
-        break;
-      case "quote":
-        this.#copies.quote.changed();
-        this.#listeners.emit(notice);
-        break;
-      case "removed":
-        this.#tokens.forget(notice.name);
-        this.#copies.users.changed();
-        this.#presence.changed();
-        this.#listeners.emit({ kind: "unregistered", name: notice.name });
-        break;
-      case "registered":
-        this.#copies.users.changed();
-        break;
-      case "online":
-      case "offline":
-        this.#presence.changed();
-        this.#listeners.emit({
-          kind: "presence",
-          name: notice.name,
-          online: notice.kind === "online",
-        });
-        break;
-    }
-  }
-
   /** Stores the user unless taken or full, in one script. */
-  async registerUser(
+  registerUser(
     name: string,
     token: string,
     allowance?: Allowance,
   ): Promise<RegisterResult> {
-    const { users, order, sequence, channel, touched, looks } = this.#keys;
-    const result = oneOf(
-      "register",
-      await this.#writes.run(
-        "register",
-        { users, order, sequence, channel, touched, looks },
-        {
-          name,
-          token,
-          maxUsers: String(this.#maxUsers),
-          skeleton: lookOf(name),
-        },
-        allowance,
-      ),
-      REGISTER_RESULTS,
-    );
-    if (result === "registered") {
-      // A token this process kept for an earlier holder of the name, whose
-      // removal notice may still be on its way, must not outlive this.
-      this.#tokens.forget(name);
-      this.#copies.users.changed();
-    }
-    return result;
+    return this.#users.registerUser(name, token, allowance);
   }
 
   /** The token of `name`, if registered: from the kept tokens while they are current, else from Redis. */
   tokenOf(name: string): Awaitable<string | undefined> {
-    return this.#tokens.tokenOf(
-      name,
-      () => this.#gate.read(() => this.#client.hGet(this.#keys.users, name)),
-    );
+    return this.#users.tokenOf(name);
   }
 
   /** Removes `name` while its token is still `token`, in one script. */
-  async removeUser(
+  removeUser(
     name: string,
     token: string,
     allowance?: Allowance,
   ): Promise<boolean> {
-    const { users, order, channel, touched, held, looks } = this.#keys;
-    const result = oneOf(
-      "remove",
-      await this.#writes.run(
-        "remove",
-        { users, order, channel, touched, held, looks },
-        { name, token },
-        allowance,
-      ),
-      ["removed", "kept"],
-    );
-    if (result === "kept") return false;
-    this.#tokens.forget(name);
-    this.#copies.users.changed();
-    return true;
+    return this.#users.removeUser(name, token, allowance);
   }
 
   /** Names in registration order, from the local copy while it is current. */
   listUsers(): Awaitable<string[]> {
-    return this.#copies.users.read(() =>
-      this.#load(() =>
-        this.#gate.read(() => this.#client.zRange(this.#keys.order, 0, -1))
-      )
-    );
+    return this.#users.listUsers();
+  }
+
+  /** How many users are registered (`HLEN`), without listing them. */
+  userCount(): Promise<number> {
+    return this.#users.userCount();
+  }
+
+  /** Notes that `name` was active; sent to Redis before this process's next sweep. */
+  touchUser(name: string): void {
+    this.#users.touchUser(name);
   }
 
   /** This process holds a stream of `name`: told to Redis in the background. */
@@ -567,134 +238,52 @@ export class RedisStore implements Store {
       : both(users, online);
   }
 
-  /** Notes that `name` was active; sent to Redis before this process's next sweep. */
-  touchUser(name: string): void {
-    this.#presence.touch(name);
-  }
-
-  /** How many users are registered (`HLEN`), without listing them. */
-  userCount(): Promise<number> {
-    return this.#gate.read(() => this.#client.hLen(this.#keys.users));
-  }
-
   /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
-  async addMessage(message: string, allowance?: Allowance): Promise<number> {
-    const { messages, messageSequence, channel } = this.#keys;
-    const id = messageId(
-      "addMessage",
-      await this.#writes.run(
-        "addMessage",
-        { messages, sequence: messageSequence, channel },
-        {
-          message,
-          history: String(this.#history),
-          floor: String(this.#highestId),
-        },
-        allowance,
-      ),
-    );
-    this.#sawId(id);
-    this.#copies.messages.changed();
-    return id;
+  addMessage(message: string, allowance?: Allowance): Promise<number> {
+    return this.#messages.addMessage(message, allowance);
   }
 
   /** The newest `limit` messages, newest first, from the local copy while it is current. */
   newestMessages(limit: number): Awaitable<readonly string[]> {
-    if (limit !== this.#messagesLimit) {
-      this.#messagesLimit = limit;
-      this.#copies.messages.changed();
-    }
-    return this.#copies.messages.read(() =>
-      this.#load(async () => {
-        const entries = await this.#gate.read(() =>
-          this.#client.lRange(this.#keys.messages, 0, limit - 1)
-        );
-        return entries.map((entry) => historyEntry("LRANGE", entry).json);
-      })
-    );
+    return this.#messages.newestMessages(limit);
   }
 
-  /**
-   * The retained messages with an id above `afterId`, oldest first, in one
-   * round trip that reads only those (at most `limit`, or the history).
-   */
-  async recentMessages(
-    afterId: number,
-    limit?: number,
-  ): Promise<RecentMessages> {
-    const { messages, messageSequence } = this.#keys;
-    const reply = await this.#gate.read(() =>
-      this.#client.run(
-        ...callOf("recent", { messages, sequence: messageSequence }, {
-          afterId: String(afterId),
-          limit: String(limit ?? this.#history),
-        }),
-      )
-    );
-    const recent = recentMessages(reply, afterId);
-    this.#sawId(recent.newestId);
-    return recent;
-  }
-
-  /** Tells `listener` of every change any process makes, in id order for messages. */
-  subscribe(listener: (event: StoreEvent) => void): () => void {
-    return this.#listeners.subscribe(listener);
-  }
-
-  /** The subscription's epoch while it is up; `undefined` while it is down. */
-  subscriptionEpoch(): number | undefined {
-    return this.#subscription.live() ? this.#epoch : undefined;
+  /** The retained messages with an id above `afterId`, oldest first, in one round trip. */
+  recentMessages(afterId: number, limit?: number): Promise<RecentMessages> {
+    return this.#messages.recentMessages(afterId, limit);
   }
 
   /** The current quote. */
   getQuote(): Awaitable<string> {
-    return this.#copies.quote.read(() =>
-      this.#load(async () => {
-        const quote = await this.#gate.read(() =>
-          this.#client.get(this.#keys.quote)
-        );
-        return quote ?? INITIAL_QUOTE;
-      })
-    );
+    return this.#quote.getQuote();
   }
 
   /** Replaces the quote and tells every process, in one script. */
-  async setQuote(quote: string, allowance?: Allowance): Promise<void> {
-    const result = await this.#writes.run(
-      "setQuote",
-      { quoteKey: this.#keys.quote, channel: this.#keys.channel },
-      { quote },
-      allowance,
-    );
-    if (result !== "set") throw new UnexpectedReply("setQuote", result);
-    this.#copies.quote.changed();
+  setQuote(quote: string, allowance?: Allowance): Promise<void> {
+    return this.#quote.setQuote(quote, allowance);
+  }
+
+  /** Tells `listener` of every change any process makes, in id order for messages. */
+  subscribe(listener: (event: StoreEvent) => void): () => void {
+    return this.#kernel.subscribe(listener);
+  }
+
+  /** The subscription's epoch while it is up; `undefined` while it is down. */
+  subscriptionEpoch(): number | undefined {
+    return this.#kernel.subscriptionEpoch();
   }
 
   /**
-   * Whether this process can serve everything: its subscription is up (a
-   * process that cannot hear of changes cannot serve streams exactly), and
-   * Redis answers a `PING` within the command timeout (1 s by default).
+   * Whether this process can serve everything, and why not: its
+   * subscription is up, and Redis takes a write within the command timeout.
    */
-  async isReady(): Promise<Readiness> {
-    if (!this.#subscription.live()) {
-      return notReady("no subscription: this process cannot hear of changes");
-    }
-    try {
-      await this.#gate.read(() =>
-        this.#client.probeWrite(this.#keys.readiness)
-      );
-      return { ready: true };
-    } catch (error) {
-      return notReady(readinessReason(error));
-    }
+  isReady(): Promise<Readiness> {
+    return this.#kernel.isReady();
   }
 
   /** Drops this process's presence (its users go offline now), then closes both connections; writes still unsettled give up. */
   async close(): Promise<void> {
-    clearInterval(this.#checker);
     await this.#presence.close();
-    this.#writes.close();
-    this.#gate.close();
-    await Promise.allSettled([this.#subscriber.close(), this.#client.close()]);
+    await this.#kernel.close();
   }
 }

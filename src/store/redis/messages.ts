@@ -1,0 +1,91 @@
+/**
+ * The message log in Redis: a list of `<id> <json>` entries, newest first,
+ * and the id sequence; the newest kept locally while current.
+ * @module
+ */
+
+import type {
+  Allowance,
+  Awaitable,
+  MessageLog,
+  RecentMessages,
+} from "../store.ts";
+import type { RedisKernel } from "./kernel.ts";
+import { LocalCopy } from "./local_copy.ts";
+import { callOf } from "./scripts.ts";
+import { historyEntry, messageId, recentMessages } from "./replies.ts";
+
+/** Posting and reading messages over the kernel. */
+export class RedisMessages implements MessageLog {
+  #kernel: RedisKernel;
+  #history: number;
+  #newest: LocalCopy<readonly string[]>;
+  #newestLimit = 0;
+
+  constructor(kernel: RedisKernel, history: number) {
+    this.#kernel = kernel;
+    this.#history = history;
+    this.#newest = new LocalCopy(kernel.subscription);
+    kernel.onNotice((notice) => {
+      if (notice.kind === "message") this.#newest.changed();
+    });
+  }
+
+  /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
+  async addMessage(message: string, allowance?: Allowance): Promise<number> {
+    const kernel = this.#kernel;
+    const { messages, messageSequence, channel } = kernel.keys;
+    const id = messageId(
+      "addMessage",
+      await kernel.writes.run(
+        "addMessage",
+        { messages, sequence: messageSequence, channel },
+        {
+          message,
+          history: String(this.#history),
+          floor: String(kernel.highestId),
+        },
+        allowance,
+      ),
+    );
+    kernel.sawId(id);
+    this.#newest.changed();
+    return id;
+  }
+
+  /** The newest `limit` messages, newest first, from the local copy while it is current. */
+  newestMessages(limit: number): Awaitable<readonly string[]> {
+    if (limit !== this.#newestLimit) {
+      this.#newestLimit = limit;
+      this.#newest.changed();
+    }
+    const kernel = this.#kernel;
+    return this.#newest.read(() =>
+      kernel.load(async () => {
+        const entries = await kernel.read((c) =>
+          c.lRange(kernel.keys.messages, 0, limit - 1)
+        );
+        return entries.map((entry) => historyEntry("LRANGE", entry).json);
+      })
+    );
+  }
+
+  /** The retained messages with an id above `afterId`, oldest first, in one round trip that reads only those. */
+  async recentMessages(
+    afterId: number,
+    limit?: number,
+  ): Promise<RecentMessages> {
+    const { messages, messageSequence } = this.#kernel.keys;
+    const reply = await this.#kernel.read((c) =>
+      c.run(
+        ...callOf("recent", { messages, sequence: messageSequence }, {
+          afterId: String(afterId),
+          limit: String(limit ?? this.#history),
+        }),
+      )
+    );
+    const recent = recentMessages(reply, afterId);
+    this.#kernel.sawId(recent.newestId);
+    return recent;
+  }
+}
