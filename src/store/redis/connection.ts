@@ -1,26 +1,6 @@
 /**
  * The node-redis side of {@linkcode RedisConnection}, loaded only when a
- * Redis store connects. A connection fails fast at start-up, reconnects
- * forever afterwards, never queues a command while disconnected, and
- * reports losing and regaining the connection once each.
- *
- * A `redis://` URL names one server, reconnected to by node-redis itself. A
- * `redis+sentinel://` URL names sentinels: the connection asks them for the
- * master (`sentinel.ts`), checks with `ROLE` that the server it reaches is
- * the master, and when that connection is lost, or the server answers that
- * it has become a replica (`READONLY`), it drops it and asks the sentinels
- * again, so it follows every failover. Sentinel itself closes the clients
- * of a server it demotes, so a connection never stays on an old master.
- *
- * node-redis has a Sentinel client of its own (`createSentinel`), which the
- * store does not use: it retries a command on another master by itself (up
- * to 16 times, waiting for a new topology in between), so a command that
- * failed could not be told from one that never left or one that may have
- * run, which is what settling writes rests on (`settled_writes.ts`); it
- * moves its subscription to a new master without saying that notices may
- * have been missed meanwhile, which the local copies and the event streams
- * must know (`local_copy.ts`); and it never checks the role of the server
- * it reaches.
+ * Redis store connects (docs/redis.md, The connection).
  * @module
  */
 

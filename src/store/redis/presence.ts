@@ -1,33 +1,6 @@
 /**
  * Who is online across processes, and forgetting idle users, over Redis
- * (the keys: docs/redis.md; the scripts: `lua/held.lua`, `lua/presence*.lua`).
- *
- * Each process keeps the names it holds streams of (`wanted`) and sends
- * Redis the difference from what Redis last confirmed (`announced`), one
- * script at a time, so a name that leaves and comes back before the
- * script runs costs nothing. Every script is idempotent: a failed or
- * unanswered one is sent again, and after an unknown outcome the process
- * says its whole set again (`set`), which drops anything stale.
- *
- * Every process beats every quarter heartbeat, pushing its record's expiry
- * to two heartbeats ahead and dropping the holds of processes whose record
- * expired: a process that dies takes its users offline within 2.25
- * heartbeats (the contract allows 3), and a live one may stall for 1.75
- * before it is taken for dead. A process stalled past its expiry finds its
- * record gone at its next beat and says its set again. Measured:
- * `bench/results/profiles/presence.md`.
- *
- * `announced` alone cannot tell a beat whether the sweep took anything: a
- * script may have entered names whose reply is not read yet (a process
- * frozen between a `change` and its reply reads it together with the reply
- * of the beat that finds the record gone, and the beat looks first). So a
- * beat that finds the record gone while a script is under way says the
- * whole set too, and so does a `change` that finds the record gone: it
- * brings the record back, and the next beat would find it kept.
- *
- * With forgetting, authenticated requests only note the name; the notes go
- * to Redis in one script per sweep interval (`forgetSweepMs`), just before
- * this process's sweep, so no request waits on a Redis write for it.
+ * (docs/redis.md, Presence across processes).
  * @module
  */
 

@@ -1,15 +1,6 @@
 /**
- * Asking Redis whether enough replicas hold a connection's writes: `WAIT
- * replicas timeout`, sent on the connection the writes went through, after
- * their replies came. Redis answers once that many replicas have
- * acknowledged everything the master had replicated when the connection's
- * previous command ran, or at the timeout with how many had; so one `WAIT`
- * answers for every write whose reply came before it was sent.
- *
- * A `WAIT` holds up the commands sent after it on its connection until it
- * is answered, so at most one is waiting at a time: the writes answered
- * meanwhile share the next one, sent as soon as the first is answered.
- * What it costs: `bench/results/profiles/sentinel_failover.md`.
+ * Asking Redis whether enough replicas hold a connection's writes (`WAIT`;
+ * docs/redis.md, Replica confirmations).
  * @module
  */
 

@@ -1,20 +1,6 @@
 /**
- * Finding the master through Redis Sentinel, as Sentinel's guidelines for
- * clients describe it: ask the sentinels `SENTINEL get-master-addr-by-name`,
- * with a short timeout, then connect to the address given and check with
- * `ROLE` that it is a master (`connection.ts` does that part). Loaded only
- * when a store connects through Sentinel.
- *
- * One departure from the guidelines, which take the first sentinel that
- * answers: every sentinel is asked at once, and the addresses named are
- * tried in order of how many sentinels name them. A sentinel that has not
- * yet heard of a failover, or one cut off from the others, then cannot
- * send the store to an old master that came back still calling itself
- * master while most name another that answers; yet while most still name
- * the master that died (the others learn of a promotion only once the
- * leader has reconfigured the replicas: from 100 ms to over 2 s, measured
- * here under load), the one the leader names already answers as master.
- * No sentinel that is down or slow delays the answer beyond the timeout.
+ * Finding the master through Redis Sentinel; loaded only when a store
+ * connects through it (docs/redis.md, Finding the master).
  * @module
  */
 

@@ -1,67 +1,6 @@
 /**
- * Writes whose outcome is always known before their request is answered.
- *
- * A write sent to Redis may run and lose its reply: Redis drops the
- * connection after running it, or answers after the request stopped
- * waiting. Answering 503 then would tell the client that something that
- * happened did not (a name registered under a token nobody received, a
- * message stored and delivered). So every write is settled:
- *
- * 1. **It carries an idempotency key**: this process's records (random
- *    per process) and the write's number there. Its script looks the
- *    number up first and answers a recorded result without writing again;
- *    otherwise it writes and records its result in the same atomic step.
- * 2. **It is fenced**: every attempt of one write carries the same fence,
- *    a moment in Redis's own clock, after which an attempt does nothing
- *    and answers `late`. Redis compares the fence with its own clock, so
- *    no agreement between clocks is needed for this to hold.
- * 3. **An attempt whose outcome is unknown is sent again**, under the same
- *    key, on whichever connection is up, until one is answered. An answer
- *    is the write's outcome: a recorded result says it ran (once, however
- *    many attempts were sent), a fresh one that it ran now; `late` says
- *    that no attempt had run (its result would have been recorded) and
- *    none ever will (the fence, shared by all, has passed in Redis's
- *    clock). Only then is the request answered: 503 for `late`, else the
- *    result.
- * 4. **A write that never left this process** (no connection, a stalled
- *    connection, too many commands waiting: see `command_gate.ts`) or that
- *    Redis refused for its own state (out of memory, a replica, loading)
- *    before any attempt was in doubt never runs: 503 at once.
- * 5. **With replicas to confirm it** (`replicas` above 0), an answer other
- *    than `late` is the outcome only once Redis confirms with `WAIT`
- *    (`replica_confirmations.ts`), on the connection the answering attempt
- *    went through, that that many replicas hold the write: then a failover
- *    to one of them keeps it. Until then the write is on the master alone,
- *    where a failover may lose it or not, so it is answered neither its
- *    result nor 503: the `WAIT` is sent again for as long as the connection
- *    lasts, and once it is lost, the attempt is sent again on the next one
- *    (to the new master after a failover), whose answer starts the same
- *    over: its record there (the write reached that server: confirm it
- *    there), `late` (the write was lost with the old master and never runs:
- *    503), or a first run there (the fence had not passed: it runs now,
- *    once, on the master that stays). Meanwhile every new write is refused
- *    without being sent (503): the replicas are not keeping up, and writes
- *    waiting without bound would grow the process.
- *
- * Records are kept as long as an attempt may ask for them and no longer.
- * They go in one hash per second of writes; once every write of that
- * second is settled and every fence of it has passed (by Redis's clock as
- * estimated, less the estimate's error and a grace), the process deletes
- * the hash. A process that dies leaves its last few seconds of records,
- * which expire {@linkcode RECORD_TTL_MS} after they were written. A write
- * still unsettled after {@linkcode SETTLE_LIMIT_MS} (Redis out of reach for
- * that long) gives up with {@linkcode WriteOutcomeUnknown}, a fault (500),
- * not a 503: it may have happened. That is well within the records' expiry,
- * so a record is never gone while its write may still ask for it.
- *
- * Redis emptied (a restart without persistence) or replaced by a replica
- * that had not received the write (a failover) loses the record together
- * with the write's effect, so the `late` a retry then gets is the truth:
- * the effect is not in the store. Nothing here depends on which connection
- * an attempt goes through.
- *
- * What this costs Redis per write (a HGET and a HSET more in the script):
- * `bench/results/profiles/settled_writes.md`.
+ * Writes whose outcome is always known before their request is answered:
+ * fenced, keyed, sent again until known (docs/redis.md, Settling a write).
  * @module
  */
 
