@@ -27,8 +27,12 @@ export type {
   ServiceName,
   ServiceSelection,
 } from "./src/services/service_names.ts";
-export { createMessagingService } from "./src/services/messaging.ts";
-export { createQuoteService } from "./src/services/quote.ts";
+export {
+  createMessagingService,
+  type MessagingStore,
+} from "./src/services/messaging.ts";
+export { createQuoteService, type QuoteStore } from "./src/services/quote.ts";
+export type { AuthOutcome } from "./src/auth/guesses.ts";
 export type { ServiceOptions } from "./src/services/service_options.ts";
 export {
   type ErrorEntry,
@@ -53,6 +57,7 @@ export { MemoryStore } from "./src/store/memory_store.ts";
 export { openStore, type OpenStoreOptions } from "./src/program/open_store.ts";
 export {
   type Allowance,
+  type AuthFailures,
   type Awaitable,
   type ChangeFeed,
   type MessageLog,

@@ -115,6 +115,9 @@ export const REFUSALS = {
   tooManyWrites: url("rate", 429)(
     "Too many writes from this client: {burst} at once, then one every {period}; try again in {wait}",
   ),
+  tooManyAuthFailures: url("rate", 429)(
+    "Too many failed authentications from this client: {burst} at once, then one every {period}; try again in {wait}",
+  ),
   clientStreamsFull: url("events", 429)(
     "Too many event streams are open from this client; close one first",
   ),
@@ -222,4 +225,9 @@ export const CLOSE_CODES = {
     "the process lost its subscription to changes, or the store started afresh",
   ),
   overflow: close(1013, "reconnect", "too much waited for this reader"),
+  "auth-failures": close(
+    1013,
+    "reconnect later",
+    "too many failed authentications from this client",
+  ),
 } as const satisfies Record<string, CloseCode>;

@@ -101,3 +101,22 @@ export function refusalError(
 ): HttpError {
   return new HttpError(refusal.status, [entryOf(refusal, values)], headers);
 }
+
+const seconds = (whole: number) => `${whole} second${whole === 1 ? "" : "s"}`;
+
+/**
+ * The 429 of a client past a `rate` (`{burst}` at once, one more every
+ * `{period}`) that must wait `waitMs`, with an honest `Retry-After`.
+ */
+export function waitRefusal(
+  refusal: Refusal,
+  rate: { burst: number; periodMs: number },
+  waitMs: number,
+): HttpError {
+  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  return refusalError(refusal, {
+    burst: rate.burst,
+    period: seconds(rate.periodMs / 1000),
+    wait: seconds(retryAfter),
+  }, { "retry-after": String(retryAfter) });
+}

@@ -11,6 +11,7 @@ import { jsonResponse } from "../http/response.ts";
 import type { Routes } from "../http/router.ts";
 import type { Readiness, StoreHealth, UserDirectory } from "../store/store.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
+import type { AuthOutcome } from "../auth/guesses.ts";
 import { type Metrics, METRICS_CONTENT_TYPE } from "./metrics.ts";
 
 const HEALTHY = JSON.stringify({ status: "ok" });
@@ -23,6 +24,8 @@ export interface OperationRouteOptions {
   metrics: Metrics;
   /** How many requests were answered 503 because the store failed. */
   storeFailures: () => number;
+  /** Failed authentications, and requests refused for guessing, so far. */
+  authOutcomes: Readonly<Record<AuthOutcome, number>>;
 }
 
 /**
@@ -60,6 +63,18 @@ function sampleAll(options: OperationRouteOptions): void {
     "Requests answered 503 because the store could not be reached.",
     "counter",
     options.storeFailures,
+  );
+  sample(
+    "lms_auth_failures_total",
+    "Requests whose credential did not authenticate.",
+    "counter",
+    () => options.authOutcomes.failed,
+  );
+  sample(
+    "lms_auth_refused_total",
+    "Requests refused 429 because their client failed to authenticate too often.",
+    "counter",
+    () => options.authOutcomes.refused,
   );
   sample(
     "lms_registered_users",

@@ -10,7 +10,7 @@
 
 import type { ClientAddressOf } from "../http/client_address.ts";
 import { REFUSALS } from "../http/catalogue.ts";
-import { refusalError } from "../http/http_error.ts";
+import { waitRefusal } from "../http/http_error.ts";
 import type { ConnectionInfo } from "../http/router.ts";
 import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
@@ -35,16 +35,9 @@ export function isRateWithinBounds(rate: RateLimit): boolean {
     rate.burst * rate.periodMs <= RATE_LIMIT_BOUNDS.maxRefillMs;
 }
 
-const seconds = (whole: number) => `${whole} second${whole === 1 ? "" : "s"}`;
-
 /** The 429 of a client that must wait `waitMs`, with an honest `Retry-After`. */
 export function tooManyWrites(rate: RateLimit, waitMs: number): Response {
-  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-  return refusalError(REFUSALS.tooManyWrites, {
-    burst: rate.burst,
-    period: seconds(rate.periodMs / 1000),
-    wait: seconds(retryAfter),
-  }, { "retry-after": String(retryAfter) }).getResponse();
+  return waitRefusal(REFUSALS.tooManyWrites, rate, waitMs).getResponse();
 }
 
 /** Finds the allowance a request's write spends, or `undefined` when writes are not limited. */

@@ -35,6 +35,7 @@ import {
 import { mapStoreError } from "../services/store_errors.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { Metrics } from "../operations/metrics.ts";
+import type { AuthOutcome } from "../auth/guesses.ts";
 import { operationRoutes } from "../operations/operation_routes.ts";
 
 /**
@@ -98,7 +99,15 @@ const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
  * ```
  */
 export function createHandler(options: HandlerOptions = {}): Handler {
-  const shared = { ...options, store: options.store ?? new MemoryStore() };
+  const authOutcomes = { failed: 0, refused: 0 };
+  const shared = {
+    ...options,
+    store: options.store ?? new MemoryStore(),
+    onAuthOutcome(outcome: AuthOutcome) {
+      authOutcomes[outcome]++;
+      options.onAuthOutcome?.(outcome);
+    },
+  };
   const services = servicesOf(options.service ?? "all");
   const description = JSON.stringify(openApiDocument(services));
   // One hub, so the stream cap counts every stream of the process.
@@ -116,6 +125,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       hub,
       metrics,
       storeFailures: () => storeFailures,
+      authOutcomes,
     }),
   );
   metrics.track(Object.keys(routes));

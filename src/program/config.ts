@@ -17,6 +17,7 @@ import { isStoreSpec } from "./open_store.ts";
 import { redactUrl } from "../store/redis/store_url.ts";
 import { FORGET_USERS_AFTER, STORE_LIMITS } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
+import { AUTH_FAILURES_DEFAULT } from "../auth/guesses.ts";
 import {
   helpText,
   InvalidValue,
@@ -37,30 +38,45 @@ export { UsageError } from "./options.ts";
 
 const { burst: BURSTS, periodMs: PERIODS_MS, maxRefillMs } = RATE_LIMIT_BOUNDS;
 
+const RATE_VALUES = `B from ${BURSTS.min} to ${BURSTS.max}, S up to ${
+  PERIODS_MS.max / 1000
+}, B × S at most ${maxRefillMs / 1000}`;
+
 /** `BURST/SECONDS`, seconds to the millisecond, within the library's bounds. */
+function parseRate(raw: string, what: string): RateLimit {
+  const match = raw.match(/^(\d{1,10})\/(\d{1,5}(?:\.\d{1,3})?)$/);
+  const rate = {
+    burst: Number(match?.[1]),
+    periodMs: Math.round(Number(match?.[2]) * 1000),
+  };
+  if (!isRateWithinBounds(rate)) {
+    throw new InvalidValue(
+      `must be BURST/SECONDS, such as 10/6: BURST ${what} at once (${BURSTS.min} to ${BURSTS.max}), then one every SECONDS (up to ${
+        PERIODS_MS.max / 1000
+      }), BURST × SECONDS at most ${maxRefillMs / 1000}`,
+      raw,
+    );
+  }
+  return rate;
+}
+
 const rateLimit: ValueParser<RateLimit | undefined> = {
   placeholder: "B/S",
-  values: `B from ${BURSTS.min} to ${BURSTS.max}, S up to ${
-    PERIODS_MS.max / 1000
-  }, B × S at most ${maxRefillMs / 1000}`,
+  values: RATE_VALUES,
   default: undefined,
   shownDefault: "none",
-  parse(raw) {
-    const match = raw.match(/^(\d{1,10})\/(\d{1,5}(?:\.\d{1,3})?)$/);
-    const rate = {
-      burst: Number(match?.[1]),
-      periodMs: Math.round(Number(match?.[2]) * 1000),
-    };
-    if (!isRateWithinBounds(rate)) {
-      throw new InvalidValue(
-        `must be BURST/SECONDS, such as 10/6: BURST writes at once (${BURSTS.min} to ${BURSTS.max}), then one every SECONDS (up to ${
-          PERIODS_MS.max / 1000
-        }), BURST × SECONDS at most ${maxRefillMs / 1000}`,
-        raw,
-      );
-    }
-    return rate;
-  },
+  parse: (raw) => parseRate(raw, "writes"),
+};
+
+/** Like {@linkcode rateLimit}, on by default; `0` turns it off. */
+const authFailures: ValueParser<RateLimit | false> = {
+  placeholder: "B/S|0",
+  values: `${RATE_VALUES}; 0: off`,
+  default: AUTH_FAILURES_DEFAULT,
+  shownDefault: `${AUTH_FAILURES_DEFAULT.burst}/${
+    AUTH_FAILURES_DEFAULT.periodMs / 1000
+  }`,
+  parse: (raw) => raw === "0" ? false : parseRate(raw, "failures"),
 };
 
 /**
@@ -153,6 +169,13 @@ export const OPTIONS = {
     help:
       "each client may make B writes at once and one more every S seconds; past it 429 with Retry-After",
     ...rateLimit,
+  }),
+  authFailures: valueOption({
+    flag: "auth-failures",
+    variable: { name: "LMS_AUTH_FAILURES", serve: true },
+    help:
+      "each client may fail to authenticate B times at once and once more every S seconds; past it 429 with Retry-After on authenticated routes",
+    ...authFailures,
   }),
   trustProxy: switchOption({
     flag: "trust-proxy",

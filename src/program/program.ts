@@ -73,6 +73,7 @@ export async function setUpProgram(
     webSockets: config.websocket === "on",
     maxStreamBufferBytes: config.maxStreamBufferBytes,
     rateLimit: config.rateLimit,
+    authFailures: config.authFailures,
     clientOf,
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,

@@ -24,16 +24,19 @@ import {
 } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
 import type {
+  AuthFailures,
   ChangeFeed,
   MessageLog,
   PresenceBoard,
   UserDirectory,
 } from "../store/store.ts";
-import { authenticate, normalName, recheck } from "../auth/auth.ts";
+import { normalName, recheck } from "../auth/auth.ts";
+import type { Authenticator } from "../auth/guesses.ts";
 import { checkMessage } from "./message_check.ts";
 import { messageEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
+  authenticatorOf,
   bodyReaderOf,
   clientOfOptions,
   type ServiceOptions,
@@ -56,13 +59,31 @@ const unauthorized = () => statusResponse(401);
 
 /** What the messaging routes share. */
 interface Context {
-  store: UserDirectory & MessageLog & PresenceBoard & ChangeFeed;
+  store: MessagingStore;
   body: BodyReader;
   allowance: AllowanceOf;
+  auth: Authenticator;
 }
 
+/**
+ * What the messaging service needs of its store.
+ *
+ * @example Any store with these interfaces will do
+ * ```ts
+ * import { createMessagingService, MemoryStore, type MessagingStore } from "@lms/light-messaging";
+ * const store: MessagingStore = new MemoryStore();
+ * createMessagingService({ store });
+ * ```
+ */
+export type MessagingStore =
+  & UserDirectory
+  & AuthFailures
+  & MessageLog
+  & PresenceBoard
+  & ChangeFeed;
+
 /** `/users` and `/users/online`: register, list, unregister. */
-function userRoutes({ store, body, allowance }: Context): Routes {
+function userRoutes({ store, body, allowance, auth }: Context): Routes {
   // The store hands back the same list until it changes, so its JSON is
   // built once per change rather than once per request.
   const usersBody = lastValueCache((users: readonly string[]) =>
@@ -90,13 +111,19 @@ function userRoutes({ store, body, allowance }: Context): Routes {
     }
   }
 
-  async function listUsers(req: Request): Promise<Response> {
-    if ((await authenticate(req, store)) === null) return unauthorized();
+  async function listUsers(
+    req: Request,
+    info?: ConnectionInfo,
+  ): Promise<Response> {
+    if ((await auth.authenticate(req, info)) === null) return unauthorized();
     return jsonResponse(usersBody(await store.listUsers()));
   }
 
-  async function listOnline(req: Request): Promise<Response> {
-    if ((await authenticate(req, store)) === null) return unauthorized();
+  async function listOnline(
+    req: Request,
+    info?: ConnectionInfo,
+  ): Promise<Response> {
+    if ((await auth.authenticate(req, info)) === null) return unauthorized();
     return ok({ online: await store.onlineUsers() });
   }
 
@@ -104,7 +131,7 @@ function userRoutes({ store, body, allowance }: Context): Routes {
     req: Request,
     info?: ConnectionInfo,
   ): Promise<Response> {
-    const user = await authenticate(req, store);
+    const user = await auth.authenticate(req, info);
     // The token is checked again as the user is removed, so a request
     // racing a re-registration cannot remove the new user.
     if (
@@ -127,7 +154,7 @@ function userRoutes({ store, body, allowance }: Context): Routes {
 }
 
 /** `/`: read the newest messages, post one. */
-function messageRoutes({ store, body, allowance }: Context): Routes {
+function messageRoutes({ store, body, allowance, auth }: Context): Routes {
   // The newest messages are JSON text already: the array is built once
   // per change.
   const messagesBody = lastValueCache((messages: readonly string[]) =>
@@ -145,7 +172,7 @@ function messageRoutes({ store, body, allowance }: Context): Routes {
     req: Request,
     info?: ConnectionInfo,
   ): Promise<Response> {
-    const user = await authenticate(req, store);
+    const user = await auth.authenticate(req, info);
     if (user === null) return unauthorized();
     const text = await body.text(req);
     // The body may have taken seconds: the token must still hold now.
@@ -164,18 +191,18 @@ function messageRoutes({ store, body, allowance }: Context): Routes {
 
 /** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
 export function messagingRoutes(
-  options: ServiceOptions<
-    UserDirectory & MessageLog & PresenceBoard & ChangeFeed
-  > = {},
+  options: ServiceOptions<MessagingStore> = {},
   hub: StreamHub = streamHubOf(options),
 ): Routes {
   const store = options.store ?? new MemoryStore();
   const clientOf = clientOfOptions(options);
+  const auth = authenticatorOf(options, store, clientOf);
   const context = {
     store,
     body: bodyReaderOf(options),
     // Each write spends its client's allowance in the store's own step.
     allowance: allowanceOf(options.rateLimit, clientOf),
+    auth,
   };
   return {
     ...userRoutes(context),
@@ -183,7 +210,7 @@ export function messagingRoutes(
     "/events": messageEventsRoute(
       store,
       hub,
-      streamRouteOptionsOf(options, clientOf),
+      streamRouteOptionsOf(options, clientOf, auth),
     ),
   };
 }
@@ -213,9 +240,7 @@ export function messagingRoutes(
  * ```
  */
 export function createMessagingService(
-  options: ServiceOptions<
-    UserDirectory & MessageLog & PresenceBoard & ChangeFeed
-  > = {},
+  options: ServiceOptions<MessagingStore> = {},
 ): Handler {
   return createRouter(
     mergeRoutes(messagingRoutes(options), chatPageRoutes({ quote: false })),

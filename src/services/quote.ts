@@ -10,11 +10,17 @@ import { lastValueCache } from "../http/last_value_cache.ts";
 import { errorResponse, jsonResponse } from "../http/response.ts";
 import { createRouter, type Handler, type Routes } from "../http/router.ts";
 import { MemoryStore } from "../store/memory_store.ts";
-import type { ChangeFeed, QuoteCell, UserTokens } from "../store/store.ts";
+import type {
+  AuthFailures,
+  ChangeFeed,
+  QuoteCell,
+  UserTokens,
+} from "../store/store.ts";
 import { quoteErrors } from "./quote_check.ts";
 import { quoteEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
+  authenticatorOf,
   bodyReaderOf,
   clientOfOptions,
   type ServiceOptions,
@@ -26,9 +32,22 @@ import { allowanceOf } from "../operations/rate_limit.ts";
 
 const NULL_BODY = "null";
 
+/**
+ * What the quote service needs of its store: tokens for its WebSockets'
+ * token frames.
+ *
+ * @example Any store with these interfaces will do
+ * ```ts
+ * import { createQuoteService, MemoryStore, type QuoteStore } from "@lms/light-messaging";
+ * const store: QuoteStore = new MemoryStore();
+ * createQuoteService({ store });
+ * ```
+ */
+export type QuoteStore = QuoteCell & ChangeFeed & UserTokens & AuthFailures;
+
 /** The quote service's route table, for composing with other services. */
 export function quoteRoutes(
-  options: ServiceOptions<QuoteCell & ChangeFeed & UserTokens> = {},
+  options: ServiceOptions<QuoteStore> = {},
   hub: StreamHub = streamHubOf(options),
 ): Routes {
   const store = options.store ?? new MemoryStore();
@@ -58,7 +77,11 @@ export function quoteRoutes(
     "/quote/events": quoteEventsRoute(
       store,
       hub,
-      streamRouteOptionsOf(options, clientOf),
+      streamRouteOptionsOf(
+        options,
+        clientOf,
+        authenticatorOf(options, store, clientOf),
+      ),
     ),
   };
 }
@@ -79,7 +102,7 @@ export function quoteRoutes(
  * ```
  */
 export function createQuoteService(
-  options: ServiceOptions<QuoteCell & ChangeFeed & UserTokens> = {},
+  options: ServiceOptions<QuoteStore> = {},
 ): Handler {
   return createRouter(quoteRoutes(options), { mapError: mapStoreError });
 }

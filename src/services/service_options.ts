@@ -5,7 +5,19 @@
 
 import { type BodyReader, createBodyReader } from "../http/body.ts";
 import { StreamHub } from "../streams/stream_hub.ts";
-import { HEARTBEAT_MS, type Store } from "../store/store.ts";
+import {
+  type AuthFailures,
+  HEARTBEAT_MS,
+  type Store,
+  type UserTokens,
+} from "../store/store.ts";
+import {
+  AUTH_FAILURES_DEFAULT,
+  type Authenticator,
+  type AuthOutcome,
+  createAuthenticator,
+} from "../auth/guesses.ts";
+import { isRateWithinBounds } from "../operations/rate_limit.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type ClientAddressOf,
@@ -84,6 +96,15 @@ export interface ServiceOptions<S = Store> {
   stopSignal?: AbortSignal;
   /** Each client's write allowance; past it writes are answered 429. Default: no limit. */
   rateLimit?: RateLimit;
+  /**
+   * Each client's failed authentications: past `burst` at once and one
+   * more every `periodMs`, its authenticated requests are answered 429,
+   * right credentials included. `false` turns the limit off. Default: 100
+   * at once, one more every 100 ms.
+   */
+  authFailures?: RateLimit | false;
+  /** Told of each failed authentication and each refusal for guessing (metrics count them). */
+  onAuthOutcome?: (outcome: AuthOutcome) => void;
   /** Who the client of a request is, for the limits. Default: the connection's address. */
   clientOf?: ClientAddressOf;
   /**
@@ -133,13 +154,37 @@ export function streamHubOf(options: ServiceOptions<unknown>): StreamHub {
   });
 }
 
-/** How the stream routes tell clients apart and take WebSockets, as the options say. */
+/** The authenticator the options describe: guessing limited unless `authFailures` is `false`. */
+export function authenticatorOf(
+  options: ServiceOptions<unknown>,
+  store: UserTokens & AuthFailures,
+  clientOf: ClientAddressOf,
+): Authenticator {
+  const rate = options.authFailures === false
+    ? undefined
+    : options.authFailures ?? AUTH_FAILURES_DEFAULT;
+  if (rate !== undefined && !isRateWithinBounds(rate)) {
+    throw new RangeError(
+      "authFailures needs a rate within the rate limit's bounds (RATE_LIMIT_BOUNDS)",
+    );
+  }
+  return createAuthenticator({
+    store,
+    rate,
+    clientOf,
+    report: options.onAuthOutcome,
+  });
+}
+
+/** How the stream routes tell clients apart, authenticate and take WebSockets, as the options say. */
 export function streamRouteOptionsOf(
   options: ServiceOptions<unknown>,
   clientOf: ClientAddressOf,
+  auth: Authenticator,
 ): StreamRouteOptions {
   return {
     clientOf,
+    auth,
     originOf: sameOriginOrAllowed(options.corsOrigins, {
       trustProxy: options.trustProxy,
     }),

@@ -21,7 +21,7 @@ import {
   type StoreLimits,
 } from "./store.ts";
 import { Ring } from "./ring.ts";
-import { TokenBuckets } from "./token_buckets.ts";
+import { type RateLimit, TokenBuckets } from "./token_buckets.ts";
 
 /**
  * Keeps users, messages and the quote in memory.
@@ -55,6 +55,7 @@ export class MemoryStore implements Store {
   #lastId = 0;
   #listeners = new ChangeListeners();
   #buckets = new TokenBuckets();
+  #authFailures = new TokenBuckets();
   #presence: MemoryPresence;
 
   /** Makes an empty store with the given limits. */
@@ -204,6 +205,16 @@ export class MemoryStore implements Store {
     if (allowance === undefined) return;
     const wait = this.#buckets.take(allowance.client, allowance.rate);
     if (wait > 0) throw new RateLimited(wait, allowance.rate);
+  }
+
+  /** How long `client` must wait before authenticating again, in ms. */
+  authWait(client: string, rate: RateLimit): number {
+    return this.#authFailures.waitOf(client, rate);
+  }
+
+  /** Counts one failed authentication of `client`. */
+  countAuthFailure(client: string, rate: RateLimit): void {
+    this.#authFailures.take(client, rate);
   }
 
   /** Always: memory is always there. */

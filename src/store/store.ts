@@ -73,6 +73,32 @@ export interface UserTokens {
 }
 
 /**
+ * Failed authentications, counted per client so that guessing tokens is
+ * limited (`--auth-failures`). The wait is answered from memory, so every
+ * authenticated request can ask; with Redis the count is shared, and a
+ * client that runs out is announced to every process.
+ *
+ * @example A client that guessed too often waits
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type AuthFailures, MemoryStore } from "@lms/light-messaging";
+ * const failures: AuthFailures = new MemoryStore();
+ * const rate = { burst: 2, periodMs: 1000 };
+ * await failures.countAuthFailure("192.0.2.7", rate);
+ * assert.equal(failures.authWait("192.0.2.7", rate), 0);
+ * await failures.countAuthFailure("192.0.2.7", rate);
+ * assert.ok(failures.authWait("192.0.2.7", rate) > 0);
+ * assert.equal(failures.authWait("192.0.2.8", rate), 0);
+ * ```
+ */
+export interface AuthFailures {
+  /** How long `client` must wait before authenticating again, in ms: 0 when it may now. */
+  authWait(client: string, rate: RateLimit): number;
+  /** Counts one failed authentication of `client`. */
+  countAuthFailure(client: string, rate: RateLimit): Awaitable<void>;
+}
+
+/**
  * The registered users: registering, unregistering, listing.
  *
  * @example Registering and listing
@@ -274,6 +300,7 @@ export interface StoreHealth {
 export interface Store
   extends
     UserDirectory,
+    AuthFailures,
     MessageLog,
     QuoteCell,
     ChangeFeed,

@@ -62,6 +62,13 @@ export class TokenBuckets {
     return this.#full.size;
   }
 
+  /** The milliseconds until `client` may spend one, 0 when it may now; spends nothing. */
+  waitOf(client: string, rate: RateLimit): number {
+    const now = this.#now();
+    const full = Math.max(this.#full.get(client) ?? now, now);
+    return Math.max(0, full - now - (rate.burst - 1) * rate.periodMs);
+  }
+
   /** Spends one of `client`'s writes: 0 when allowed, else the milliseconds until one is. */
   take(client: string, rate: RateLimit): number {
     const now = this.#now();
@@ -69,10 +76,10 @@ export class TokenBuckets {
       this.#sweep(now);
       this.#nextSweep = now + rate.burst * rate.periodMs;
     }
+    const wait = this.waitOf(client, rate);
+    if (wait > 0) return wait;
     const tracked = this.#full.get(client);
     const full = Math.max(tracked ?? now, now);
-    const wait = full - now - (rate.burst - 1) * rate.periodMs;
-    if (wait > 0) return wait;
     // A tracked client's entry is updated in place rather than deleted and
     // added again: a long-lived Map with a delete and an add per write
     // rebuilds its table every few writes, and once the Map has aged into

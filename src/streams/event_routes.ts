@@ -16,14 +16,9 @@ import type {
   PresenceBoard,
   QuoteCell,
   StoreEvent,
-  UserTokens,
 } from "../store/store.ts";
-import {
-  authenticate,
-  recheck,
-  splitCredential,
-  TOKEN_HEADER,
-} from "../auth/auth.ts";
+import { splitCredential, TOKEN_HEADER } from "../auth/auth.ts";
+import type { Authenticator } from "../auth/guesses.ts";
 import {
   type PresenceTracker,
   presenceTrackerOf,
@@ -111,11 +106,12 @@ const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);
 
 /** What both transports of one route share. */
 interface StreamRoute {
-  /** Followed, and checks the tokens readers send (on either stream). */
-  store: ChangeFeed & UserTokens;
+  store: ChangeFeed;
   hub: StreamHub;
   topic: string;
   clientOf: ClientAddressOf;
+  /** Checks the tokens readers send (on either stream). */
+  auth: Authenticator;
   originOf: OriginCheck;
   webSockets: boolean;
   /** Writes a new stream's first events. */
@@ -244,6 +240,7 @@ function tokenOfFrame(data: unknown): string | undefined {
 function readClientFrames(
   route: StreamRoute,
   stream: EventStream<WebSocketTransport>,
+  client: string,
   authenticated: boolean,
 ): void {
   let tokenAllowed = !authenticated;
@@ -255,10 +252,15 @@ function readClientFrames(
     const credential = splitCredential(token);
     let user = null;
     try {
-      user = credential && await recheck(credential, route.store);
-    } catch {
-      // The store did not answer: the reader may retry on a new socket.
-      return stream.end("fault");
+      user = await route.auth.check(credential, client);
+    } catch (error) {
+      // Guessed too often, or the store did not answer: the reader may
+      // retry on a new socket, later.
+      return stream.end(
+        error instanceof HttpError && error.status === 429
+          ? "auth-failures"
+          : "fault",
+      );
     }
     if (user === null) return stream.end("bad-token");
     stream.reader = user.name;
@@ -315,7 +317,7 @@ function openWebSocket(
     "websocket",
   );
   stream.reader = reader;
-  readClientFrames(route, stream, reader !== undefined);
+  readClientFrames(route, stream, client, reader !== undefined);
   catchUpThenLive(route, req, stream, epoch).then((live) => {
     if (live && reader !== undefined && route.presence !== undefined) {
       stream.whenEnded(route.presence.streamOpened(reader));
@@ -334,10 +336,11 @@ function openWebSocket(
  */
 async function readerOf(
   req: Request,
-  store: UserTokens,
+  info: ConnectionInfo | undefined,
+  auth: Authenticator,
 ): Promise<string | undefined> {
   if (!req.headers.has(TOKEN_HEADER)) return undefined;
-  const user = await authenticate(req, store);
+  const user = await auth.authenticate(req, info);
   if (user === null) throw new HttpError(401);
   return user.name;
 }
@@ -373,7 +376,7 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
       const reader = route.presence === undefined
         ? undefined
-        : await readerOf(req, route.store);
+        : await readerOf(req, info, route.auth);
       const client = route.clientOf(req, info);
       return webSocket
         ? openWebSocket(route, req, client, reader)
@@ -393,6 +396,8 @@ function deliverAll(hub: StreamHub, topic: string, event: () => StreamEvent) {
 export interface StreamRouteOptions {
   /** Who the client is, for the per-client cap. */
   clientOf: ClientAddressOf;
+  /** Checks the tokens readers send, guessing limited. */
+  auth: Authenticator;
   /** Whether a browser's upgrade comes from an origin that may read the stream. */
   originOf: OriginCheck;
   /** Whether an upgrade opens a WebSocket; when not, it is refused (400). */
@@ -406,7 +411,7 @@ export interface StreamRouteOptions {
  * WebSocket that sent its token, makes its user online while it is open.
  */
 export function messageEventsRoute(
-  store: MessageLog & ChangeFeed & UserTokens & PresenceBoard,
+  store: MessageLog & ChangeFeed & PresenceBoard,
   hub: StreamHub,
   options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
@@ -467,7 +472,7 @@ export function messageEventsRoute(
 
 /** The route of `GET /quote/events`: the current quote, then each replacement. */
 export function quoteEventsRoute(
-  store: QuoteCell & ChangeFeed & UserTokens,
+  store: QuoteCell & ChangeFeed,
   hub: StreamHub,
   options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {

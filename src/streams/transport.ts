@@ -18,6 +18,7 @@ import type { BudgetShare } from "./stream_budget.ts";
  * - `fault`: the catch-up or a token check failed (the store did not answer).
  * - `bad-frame`, `bad-token`: what a WebSocket's client sent is refused.
  * - `unregistered`: the user the stream was authenticated as is gone.
+ * - `auth-failures`: its client failed to authenticate too often (wait).
  */
 export type EndReason =
   | "reconnect"
@@ -26,7 +27,8 @@ export type EndReason =
   | "fault"
   | "bad-frame"
   | "bad-token"
-  | "unregistered";
+  | "unregistered"
+  | "auth-failures";
 
 /** One reader's connection, as the hub drives it. */
 export interface Transport {

@@ -42,6 +42,7 @@ Deno.test("every answer of the running program matches the document", async () =
     "--max-streams=3",
     "--max-streams-per-client=2",
     "--rate-limit=1/600",
+    "--auth-failures=1/600",
     "--trust-proxy",
     "--body-timeout-ms=300",
   ]);
@@ -164,6 +165,34 @@ Deno.test("every answer of the running program matches the document", async () =
         errors: { name: string }[];
       };
       assert.equal(refused.errors[0]?.name, "rate", `${method} ${path}`);
+    }
+
+    // A client that failed to authenticate is refused on every call that
+    // takes a token, with the right one too.
+    await call("GET", "/users", undefined, "José-0000", "guesser");
+    for (
+      const [method, path, body] of [
+        ["GET", "/users", undefined],
+        ["GET", "/users/online", undefined],
+        ["GET", "/events", undefined],
+        ["POST", "/", '{"text":"again"}'],
+        ["DELETE", "/users", undefined],
+      ] as const
+    ) {
+      const refused = await call(
+        method,
+        path,
+        body,
+        limitedToken,
+        "guesser",
+      ) as {
+        errors: { name: string; description: string }[];
+      };
+      assert.match(
+        refused.errors[0]?.description ?? "",
+        /^Too many failed authentications/,
+        `${method} ${path}`,
+      );
     }
 
     // 404 and 405 on any path, as the shared responses describe them.

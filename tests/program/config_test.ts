@@ -208,6 +208,36 @@ Deno.test("a bad LMS_* value is reported by the variable's name, not the flag's"
   );
 });
 
+Deno.test("--auth-failures=BURST/SECONDS is on by default at 100/0.1, 0 turns it off, LMS_AUTH_FAILURES says the same", () => {
+  assert.deepEqual(parseFlags([], env({})).authFailures, {
+    burst: 100,
+    periodMs: 100,
+  });
+  assert.deepEqual(
+    parseFlags(["--auth-failures=5/2.5"], env({})).authFailures,
+    {
+      burst: 5,
+      periodMs: 2500,
+    },
+  );
+  assert.equal(parseFlags(["--auth-failures=0"], env({})).authFailures, false);
+  assert.equal(
+    configFromEnv(env({ LMS_AUTH_FAILURES: "0" })).authFailures,
+    false,
+  );
+  assert.deepEqual(
+    configFromEnv(env({ LMS_AUTH_FAILURES: "20/1" })).authFailures,
+    { burst: 20, periodMs: 1000 },
+  );
+  for (const bad of ["off", "00", "0/1", "5", "5/0", "-1/1", "1/1.2345"]) {
+    assert.throws(
+      () => parseFlags([`--auth-failures=${bad}`], env({})),
+      /--auth-failures must be BURST\/SECONDS, such as 10\/6: BURST failures at once/,
+      bad,
+    );
+  }
+});
+
 Deno.test("the operating flags: --rate-limit=BURST/SECONDS, --trust-proxy, --max-streams-per-client, --log-format, and their LMS_* variables", () => {
   const defaults = parseFlags([], env({}));
   assert.equal(defaults.rateLimit, undefined, "no limit unless asked");

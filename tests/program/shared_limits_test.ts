@@ -88,14 +88,19 @@ Deno.test("a rate the program refuses, the library refuses, and the other way ro
       ),
       (burst, periodMs) => {
         const seconds = (periodMs / 1000).toFixed(3);
-        const rateLimit = { burst, periodMs };
-        assert.equal(
-          accepts(() => createHandler({ rateLimit })),
-          accepts(() =>
-            parseFlags([`--rate-limit=${burst}/${seconds}`], noEnv)
-          ),
-          `--rate-limit=${burst}/${seconds}`,
-        );
+        const rate = { burst, periodMs };
+        for (
+          const [flag, build] of [
+            ["rate-limit", () => createHandler({ rateLimit: rate })],
+            ["auth-failures", () => createHandler({ authFailures: rate })],
+          ] as const
+        ) {
+          assert.equal(
+            accepts(build),
+            accepts(() => parseFlags([`--${flag}=${burst}/${seconds}`], noEnv)),
+            `--${flag}=${burst}/${seconds}`,
+          );
+        }
       },
     ),
     { seed: SEED, numRuns: 500 },

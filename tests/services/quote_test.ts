@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createQuoteService } from "../../src/services/quote.ts";
 import type {
+  AuthFailures,
   ChangeFeed,
   QuoteCell,
   UserTokens,
@@ -103,13 +104,15 @@ storeTest(
   "the quote service runs on a store with only the interfaces it names",
   async (store) => {
     // An object with nothing more, so that a call beyond them would fail.
-    const part: QuoteCell & ChangeFeed & UserTokens = {
+    const part: QuoteCell & ChangeFeed & UserTokens & AuthFailures = {
       getQuote: () => store.getQuote(),
       setQuote: (text, allowance) => store.setQuote(text, allowance),
       subscribe: (listener) => store.subscribe(listener),
       subscriptionEpoch: () => store.subscriptionEpoch(),
       tokenOf: (name) => store.tokenOf(name),
       touchUser: (name) => store.touchUser(name),
+      authWait: (client, rate) => store.authWait(client, rate),
+      countAuthFailure: (client, rate) => store.countAuthFailure(client, rate),
     };
     const quote = createQuoteService({ store: part });
     const post = await call(quote, "POST", "/quote", { body: "Narrow." });

@@ -10,6 +10,21 @@ function clocked(options: { maxClients?: number } = {}) {
   return { clock, buckets };
 }
 
+Deno.test("waitOf tells the wait take would answer, and spends nothing", () => {
+  const { clock, buckets } = clocked();
+  assert.equal(buckets.waitOf("a", rate), 0, "an unknown client may write");
+  for (let i = 0; i < 3; i++) {
+    assert.equal(buckets.waitOf("a", rate), 0);
+    assert.equal(buckets.take("a", rate), 0);
+  }
+  assert.equal(buckets.waitOf("a", rate), 1000);
+  assert.equal(buckets.waitOf("a", rate), 1000, "asking spends nothing");
+  clock.now += 250;
+  assert.equal(buckets.waitOf("a", rate), buckets.take("a", rate));
+  clock.now += 750;
+  assert.equal(buckets.waitOf("a", rate), 0);
+});
+
 Deno.test("a burst passes at once, then one write per period, and the wait is exact", () => {
   const { clock, buckets } = clocked();
   assert.deepEqual([1, 2, 3].map(() => buckets.take("a", rate)), [0, 0, 0]);

@@ -22,7 +22,9 @@ export type Notice =
   /** A user online in some process now, where it was online in none. */
   | { kind: "online"; name: string }
   /** A user online in no process any more. */
-  | { kind: "offline"; name: string };
+  | { kind: "offline"; name: string }
+  /** A client that failed to authenticate too often, and how long it must wait. */
+  | { kind: "limited"; client: string; waitMs: number };
 
 /**
  * The change `text` tells, or `undefined` when it is not a notice of this
@@ -59,6 +61,13 @@ export function decodeNotice(text: string): Notice | undefined {
       return { kind: "online", name: rest };
     case "offline":
       return { kind: "offline", name: rest };
+    case "limited": {
+      const space = rest.indexOf(" ");
+      const waitMs = Number(rest.slice(0, space));
+      return space > 0 && Number.isSafeInteger(waitMs) && waitMs > 0
+        ? { kind: "limited", client: rest.slice(space + 1), waitMs }
+        : undefined;
+    }
   }
   return undefined;
 }

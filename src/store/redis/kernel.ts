@@ -37,6 +37,8 @@ export function keysOf(prefix: string) {
     readiness: `${prefix}readiness`,
     /** A client's rate-limit bucket: this, then its address. */
     allowance: `${prefix}allowance:`,
+    /** A client's failed authentications: this, then its address. */
+    authFailures: `${prefix}auth-failures:`,
     touched: `${prefix}users:touched`,
     /** One name, one look: `s:<skeleton>` → name and `n:<name>` → skeleton. */
     looks: `${prefix}users:looks`,

@@ -42,6 +42,8 @@ import { RedisKernel } from "./kernel.ts";
 import { RedisUsers } from "./users.ts";
 import { RedisMessages } from "./messages.ts";
 import { RedisQuote } from "./quote.ts";
+import { RedisAuthFailures } from "./auth_failures.ts";
+import type { RateLimit } from "../token_buckets.ts";
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -106,6 +108,7 @@ export class RedisStore implements Store {
   #messages: RedisMessages;
   #quote: RedisQuote;
   #presence: RedisPresence;
+  #authFailures: RedisAuthFailures;
 
   private constructor(
     client: RedisConnection,
@@ -141,6 +144,7 @@ export class RedisStore implements Store {
     );
     this.#messages = new RedisMessages(kernel, limits.history);
     this.#quote = new RedisQuote(kernel);
+    this.#authFailures = new RedisAuthFailures(kernel);
   }
 
   /** Connects, failing fast with a clear error when Redis cannot be reached. */
@@ -215,6 +219,16 @@ export class RedisStore implements Store {
   /** Notes that `name` was active; sent to Redis before this process's next sweep. */
   touchUser(name: string): void {
     this.#users.touchUser(name);
+  }
+
+  /** How long `client` must wait before authenticating again, as every process counts. */
+  authWait(client: string, rate: RateLimit): number {
+    return this.#authFailures.authWait(client, rate);
+  }
+
+  /** Counts one failed authentication of `client` in Redis, shared by every process. */
+  countAuthFailure(client: string, rate: RateLimit): Promise<void> {
+    return this.#authFailures.countAuthFailure(client, rate);
   }
 
   /** This process holds a stream of `name`: told to Redis in the background. */

@@ -28,6 +28,7 @@ import touchUsers from "./lua/touch_users.lua" with { type: "text" };
 import forgetIdle from "./lua/forget_idle.lua" with { type: "text" };
 import usersToConvert from "./lua/users_to_convert.lua" with { type: "text" };
 import convertUser from "./lua/convert_user.lua" with { type: "text" };
+import authFailure from "./lua/auth_failure.lua" with { type: "text" };
 
 /** What a write answers when its fence had passed: it did nothing, and no attempt of it ever will. */
 export const LATE = "late";
@@ -178,6 +179,11 @@ export const SCRIPTS = {
     keys: ["users", "looks"],
     args: ["cursor", "count"],
     lua: [usersToConvert],
+  }),
+  authFailure: script({
+    keys: ["bucket", "channel"],
+    args: ["client", "period", "burst"],
+    lua: [clock, notices, authFailure],
   }),
   convertUser: script({
     keys: ["users", "looks"],

@@ -7,3 +7,4 @@ local function notice_registered() return 'users' end
 local function notice_removed(name) return 'removed:' .. name end
 local function notice_online(name) return 'online:' .. name end
 local function notice_offline(name) return 'offline:' .. name end
+local function notice_limited(client, wait) return 'limited:' .. string.format('%d', wait) .. ' ' .. client end

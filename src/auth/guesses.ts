@@ -1,0 +1,122 @@
+/**
+ * Guessing is limited: each client's failed authentications are counted,
+ * and past its allowance the client is refused 429 on every authenticated
+ * route, a credential that would authenticate included, so a right guess
+ * tells it nothing until it has waited.
+ * @module
+ */
+
+import type { ClientAddressOf } from "../http/client_address.ts";
+import { REFUSALS } from "../http/catalogue.ts";
+import { type HttpError, waitRefusal } from "../http/http_error.ts";
+import type { ConnectionInfo } from "../http/router.ts";
+import type { AuthFailures, UserTokens } from "../store/store.ts";
+import type { RateLimit } from "../store/token_buckets.ts";
+import {
+  type Credential,
+  parseCredential,
+  recheck,
+  TOKEN_HEADER,
+} from "./auth.ts";
+
+/** The contract's default: 100 failures at once, then one more every 0.1 s. */
+export const AUTH_FAILURES_DEFAULT: RateLimit = { burst: 100, periodMs: 100 };
+
+/**
+ * What an {@linkcode Authenticator} reports to metrics: a credential that
+ * did not authenticate, or a request refused for guessing.
+ *
+ * @example Counting failures
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type AuthOutcome, createMessagingService } from "@lms/light-messaging";
+ * const seen: AuthOutcome[] = [];
+ * const messaging = createMessagingService({ onAuthOutcome: (o) => seen.push(o) });
+ * await messaging(new Request("http://localhost/users", {
+ *   headers: { "x-messaging-token": "nobody-00" },
+ * }), { remoteAddr: { transport: "tcp", hostname: "192.0.2.1", port: 1 } } as Deno.ServeHandlerInfo<Deno.NetAddr>);
+ * assert.deepEqual(seen, ["failed"]);
+ * ```
+ */
+export type AuthOutcome = "failed" | "refused";
+
+/** Options of {@linkcode createAuthenticator}. */
+export interface AuthenticatorOptions {
+  store: UserTokens & AuthFailures;
+  /** The failures each client may make; `undefined` counts them for metrics only. */
+  rate: RateLimit | undefined;
+  clientOf: ClientAddressOf;
+  /** Told of each failed authentication and each refusal. */
+  report?: (outcome: AuthOutcome) => void;
+}
+
+/** Authentication with guessing limited. */
+export interface Authenticator {
+  /**
+   * The credential of `req` when it authenticates; `null` when it has none
+   * or a wrong one (which counts as a failure). Throws the 429 refusal
+   * while the client must wait.
+   */
+  authenticate(req: Request, info?: ConnectionInfo): Promise<Credential | null>;
+  /** The same for a credential that came another way (a WebSocket's token frame) from `client`. */
+  check(
+    credential: Credential | null,
+    client: string,
+  ): Promise<Credential | null>;
+}
+
+/**
+ * An authenticator over `options.store`.
+ *
+ * @example The 101st wrong token is refused, and so is the right one
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryStore } from "../store/memory_store.ts";
+ * import { createAuthenticator } from "./guesses.ts";
+ * const store = new MemoryStore();
+ * await store.registerUser("ann", "digest");
+ * const auth = createAuthenticator({
+ *   store,
+ *   rate: { burst: 1, periodMs: 60_000 },
+ *   clientOf: () => "192.0.2.1",
+ * });
+ * const guess = new Request("http://localhost/users", {
+ *   headers: { "x-messaging-token": "ann-0000" },
+ * });
+ * assert.equal(await auth.authenticate(guess), null);
+ * await assert.rejects(auth.authenticate(guess), (e: Error) => "status" in e && e.status === 429);
+ * ```
+ */
+export function createAuthenticator(
+  options: AuthenticatorOptions,
+): Authenticator {
+  const { store, rate, clientOf, report } = options;
+  const refusal = (waitMs: number): HttpError =>
+    waitRefusal(REFUSALS.tooManyAuthFailures, rate!, waitMs);
+
+  async function check(
+    credential: Credential | null,
+    client: string,
+  ): Promise<Credential | null> {
+    const wait = rate === undefined ? 0 : store.authWait(client, rate);
+    if (wait > 0) {
+      report?.("refused");
+      throw refusal(wait);
+    }
+    const user = credential && await recheck(credential, store);
+    if (user !== null) return user;
+    report?.("failed");
+    if (rate !== undefined) await store.countAuthFailure(client, rate);
+    return null;
+  }
+
+  return {
+    authenticate(req, info) {
+      // No credential is no guess: it is answered 401 and not counted.
+      const header = req.headers.get(TOKEN_HEADER);
+      if (header === null) return Promise.resolve(null);
+      return check(parseCredential(header), clientOf(req, info));
+    },
+    check,
+  };
+}
