@@ -56,6 +56,16 @@ Deno.test({
         await store.tokenOf("admin"),
         tokenDigest(old.get("admin")!),
       );
+      // Once converted, the data set is not scanned again at each connect:
+      // a record only a 0.2.0 process could write now is left as it is.
+      const late = "c".repeat(40);
+      await server.cli("HSET", `${prefix}users`, "late", late);
+      const third = await RedisStore.connect({ url: server.url, prefix });
+      await third.close();
+      assert.equal(
+        (await server.cli("HGET", `${prefix}users`, "late")).trim(),
+        late,
+      );
     } finally {
       await store.close();
     }

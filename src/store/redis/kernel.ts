@@ -40,6 +40,8 @@ export function keysOf(prefix: string) {
     /** A client's failed authentications: this, then its address. */
     authFailures: `${prefix}auth-failures:`,
     touched: `${prefix}users:touched`,
+    /** Set once every user of an earlier version is converted, so later connects skip the scan. */
+    converted: `${prefix}users:converted`,
     /** One name, one look: `s:<skeleton>` → name and `n:<name>` → skeleton. */
     looks: `${prefix}users:looks`,
     processes: `${prefix}presence:processes`,

@@ -128,7 +128,8 @@ export class RedisUsers implements UserDirectory {
    * does nothing if the user changed meanwhile.
    */
   async convertEarlier(): Promise<void> {
-    const { users, looks } = this.#kernel.keys;
+    const { users, looks, converted } = this.#kernel.keys;
+    if (await this.#kernel.read((c) => c.get(converted)) !== null) return;
     let cursor = "0";
     // HSCAN ends by returning cursor 0; the bound only guards a Redis that never does.
     for (let step = 0; step < 10_000_000; step++) {
@@ -157,7 +158,10 @@ export class RedisUsers implements UserDirectory {
           )
         );
       }
-      if (next === "0") return;
+      if (next === "0") {
+        await this.#kernel.read((c) => c.setIfAbsent(converted, "1"));
+        return;
+      }
       cursor = next!;
     }
   }
