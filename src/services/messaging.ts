@@ -138,7 +138,7 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
       user === null ||
       !(await store.removeUser(
         user.name,
-        tokenDigest(user.token),
+        user.digest ?? tokenDigest(user.token),
         allowance(req, info),
       ))
     ) {
