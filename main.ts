@@ -73,6 +73,7 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
     server = serveResilient({
       port: config.port,
       hostname: config.hostname,
+      reusePort: config.reusePort,
       onListen: program.listening,
       onError(error) {
         // A stream ended on purpose (a reader too far behind, or stopping)

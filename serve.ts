@@ -51,7 +51,7 @@ async function start(life: WorkerLife): Promise<Deno.ServeDefaultExport> {
     console.error(
       `error: serve.ts takes no flags (got ${
         Deno.args.join(" ")
-      }): set the address with DENO_SERVE_ADDRESS=tcp:HOST:PORT and the options with LMS_* variables (see the README)`,
+      }): set the address with DENO_SERVE_ADDRESS=tcp:HOST:PORT and the options with LMS_* variables, as in DENO_SERVE_ADDRESS=tcp:127.0.0.1:8080 LMS_STORE=redis://127.0.0.1:6379/0 deno task serve:parallel (docs/operating.md, "One worker per core")`,
     );
     Deno.exit(2);
   }

@@ -13,6 +13,8 @@ import type { Handler } from "./router.ts";
 export interface ResilientServeOptions {
   hostname: string;
   port: number;
+  /** Share the port with other processes that ask the same (Linux `SO_REUSEPORT`). */
+  reusePort?: boolean;
   /** Called once, when the first listener is bound. */
   onListen(addr: Deno.NetAddr): void;
   /** Answers a handler that throws; never expected. */
@@ -44,6 +46,7 @@ export function serveResilient(
     const server = Deno.serve({
       hostname: options.hostname,
       port,
+      reusePort: options.reusePort,
       onListen,
       onError: options.onError,
     }, handler);

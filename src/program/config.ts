@@ -29,6 +29,7 @@ import {
   readOptions,
   switchOption,
   text,
+  UsageError,
   valueOption,
   type ValueParser,
   whole,
@@ -105,6 +106,11 @@ export const OPTIONS = {
       default: "0.0.0.0",
       check: { accepts: (raw) => raw !== "", mustBe: "must not be empty" },
     }),
+  }),
+  reusePort: switchOption({
+    flag: "reuse-port",
+    help:
+      "share the port with other processes started with it (SO_REUSEPORT, Linux): the kernel spreads connections among them; give them one Redis store",
   }),
   maxBodyBytes: valueOption({
     flag: "max-body-bytes",
@@ -287,7 +293,13 @@ export function parseFlags(
   args: string[],
   env: (name: string) => string | undefined,
 ): Config {
-  return readOptions(OPTIONS, "start", args, env);
+  const config = readOptions(OPTIONS, "start", args, env);
+  if (config.reusePort && config.store === "memory") {
+    throw new UsageError(
+      "--reuse-port needs a shared store: each process on the port would keep its own users and messages. Add --store=redis://HOST:PORT/DB.",
+    );
+  }
+  return config;
 }
 
 /**
