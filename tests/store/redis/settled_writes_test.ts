@@ -14,6 +14,7 @@ import {
 import { CommandGate } from "../../../src/store/redis/command_gate.ts";
 import {
   SettledWrites,
+  SETTLING,
   WriteOutcomeUnknown,
 } from "../../../src/store/redis/settled_writes.ts";
 import { UnexpectedReply } from "../../../src/store/redis/replies.ts";
@@ -295,3 +296,36 @@ settledTest(
     assert.equal(h.attempts(), 2);
   },
 );
+
+Deno.test("the diagram in docs/redis.md (Settling a write) is the code's SETTLING, edge for edge", async () => {
+  const page = await Deno.readTextFile(
+    new URL("../../../docs/redis.md", import.meta.url),
+  );
+  const section = page.slice(page.indexOf("### Settling a write"));
+  const start = section.indexOf("```mermaid\n");
+  assert.ok(start >= 0 && start < section.indexOf("\n### "), "no diagram");
+  const fence = section.slice(start, section.indexOf("\n```", start + 3));
+  const drawn: Record<string, Record<string, string>> = {};
+  const ends = new Set<string>();
+  let first: string | undefined;
+  for (const line of fence.split("\n").slice(2)) {
+    const edge = line.match(/^\s*(\S+) --> ([^\s:]+)\s*(?::\s*(.+))?$/);
+    assert.ok(edge, `not an edge: ${line}`);
+    const [, from = "", to = "", events = ""] = edge;
+    if (from === "[*]") first = to;
+    else if (to === "[*]") ends.add(from);
+    else {
+      for (const event of events.split(/,\s*/)) {
+        assert.equal(drawn[from]?.[event], undefined, `${from} ${event} twice`);
+        (drawn[from] ??= {})[event] = to;
+      }
+    }
+  }
+  assert.equal(first, "sent");
+  assert.deepEqual(drawn, JSON.parse(JSON.stringify(SETTLING)));
+  const reached = Object.values(SETTLING).flatMap((on) => Object.values(on));
+  assert.deepEqual(
+    ends,
+    new Set(reached.filter((state) => !(state in SETTLING))),
+  );
+});
