@@ -54,6 +54,75 @@ export class WriteOutcomeUnknown extends Error {
   }
 }
 
+/** Where an attempt's answer or failure leads once an attempt before it may have run: only an answer ends the doubt. */
+const ATTEMPTED = {
+  answered: "confirming",
+  late: "late",
+  unsent: "inDoubt",
+  refused: "inDoubt",
+  unknown: "inDoubt",
+  fault: "fault",
+} as const;
+
+/** Where the replicas' answer leads: the connection the write was answered on is the only one whose `WAIT` counts it. */
+const ASKED = {
+  confirmed: "known",
+  unconfirmed: "unconfirmed",
+  lost: "inDoubt",
+  timeUp: "gaveUp",
+  closed: "gaveUp",
+} as const;
+
+/**
+ * The way of one write to its outcome: state, then event, then the next
+ * state. Each state's step (`#steps`) does its work and ends with an event;
+ * this table alone says where that leads. States that are no key here end
+ * the write. docs/redis.md (Settling a write) draws the same, and a test
+ * holds the two together.
+ */
+export const SETTLING = {
+  /** The first attempt is out: nothing has run yet, so a failure that says it never will ends the write. */
+  sent: { ...ATTEMPTED, unsent: "notRun", refused: "notRun" },
+  /** An attempt may have run: wait, then send it again. */
+  inDoubt: { waited: "resent", timeUp: "gaveUp", closed: "gaveUp" },
+  /** Another attempt is out, with the same key and fence. */
+  resent: ATTEMPTED,
+  /** An attempt was answered: do the replicas hold it (yes at once when none need to)? */
+  confirming: ASKED,
+  /** They did not yet: asked again while the connection lasts; meanwhile new writes are refused. */
+  unconfirmed: ASKED,
+  /** The answer is the outcome: the write's result, or the client's allowance spent. */
+  known: { result: "settled", limited: "limited", fault: "fault" },
+} as const;
+
+type Moving = keyof typeof SETTLING;
+type EventOf<S extends Moving> = keyof (typeof SETTLING)[S];
+/** A key of {@linkcode SETTLING}, or an end. */
+type State =
+  | Moving
+  | { [S in Moving]: (typeof SETTLING)[S][EventOf<S>] }[Moving];
+
+/** One write on its way through {@linkcode SETTLING}: what its steps share. */
+class Write {
+  readonly started = performance.now();
+  /** Attempts sent (the back-off grows with them), and the session the last went in. */
+  attempts = 0;
+  session = 0;
+  /** The last answer, and the `WAIT`s asked since (the nap between them grows with them). */
+  reply = "";
+  asks = 0;
+  /** How long to wait before asking again: 0 when the last `WAIT` took its time. */
+  nap = 0;
+  /** The error an end throws; in doubt, the cause should the write give up. */
+  error: unknown;
+
+  constructor(
+    readonly period: Period,
+    readonly call: [ScriptName, string[], string[]],
+    readonly allowance: Allowance | undefined,
+  ) {}
+}
+
 /** A second of writes: where their records go, how many are unsettled, the latest fence given. */
 interface Period {
   /** The hash of their records. */
@@ -107,7 +176,7 @@ export class SettledWrites {
   #closing = new AbortController();
   /** Present when writes wait for replicas. */
   #confirmations: ReplicaConfirmations | undefined;
-  /** Writes that ran and whose replicas did not confirm them in time: while any, new writes are refused. */
+  /** Writes in `unconfirmed` (ran, not yet held by the replicas): while any, new writes are refused. */
   #unconfirmed = 0;
 
   /** Writes through `gate` on `connection`. */
@@ -187,138 +256,150 @@ export class SettledWrites {
     };
     // Generic over the write, TypeScript cannot see the spread complete.
     const all = { records: period.key, ...keys } as Record<KeysOf<N>, string>;
-    return allowance === undefined
-      ? this.#settle(
-        period,
-        callOf(script, all, { ...head, ...args } as Record<ArgsOf<N>, string>),
-      )
-      : this.#settle(
-        period,
-        callOf(
-          `${script}Limited`,
-          {
-            ...all,
-            bucket: this.#allowancePrefix + allowance.client,
-          } as Record<KeysOf<`${N}Limited`>, string>,
-          {
-            ...head,
-            ...args,
-            period: String(allowance.rate.periodMs),
-            burst: String(allowance.rate.burst),
-          } as Record<ArgsOf<`${N}Limited`>, string>,
-        ),
-        allowance,
+    const call = allowance === undefined
+      ? callOf(script, all, { ...head, ...args } as Record<ArgsOf<N>, string>)
+      : callOf(
+        `${script}Limited`,
+        {
+          ...all,
+          bucket: this.#allowancePrefix + allowance.client,
+        } as Record<KeysOf<`${N}Limited`>, string>,
+        {
+          ...head,
+          ...args,
+          period: String(allowance.rate.periodMs),
+          burst: String(allowance.rate.burst),
+        } as Record<ArgsOf<`${N}Limited`>, string>,
       );
+    return this.#settle(period, call, allowance);
   }
 
-  /** Sends attempts of one write until one is answered, and reads the answer; see the module's documentation. */
+  /** Each moving state's step: its work, and the event it ends with. */
+  #steps: { [S in Moving]: (write: Write) => Promise<EventOf<S>> } = {
+    sent: (write) => this.#attempt(write),
+    inDoubt: (write) => this.#pause(write),
+    resent: (write) => this.#attempt(write),
+    confirming: (write) => this.#ask(write),
+    // The nap is this state's, not the last ask's: new writes are refused
+    // from the first `WAIT` that says no.
+    unconfirmed: async (write) => {
+      if (write.nap > 0) await this.#sleep(write.nap);
+      return this.#ask(write);
+    },
+    known: (write) => Promise.resolve(this.#read(write)),
+  };
+
+  /** Moves one write through {@linkcode SETTLING} from `sent` to an end: its result, or the end's error. */
   async #settle(
     period: Period,
-    [script, keys, args]: [ScriptName, string[], string[]],
+    call: [ScriptName, string[], string[]],
     allowance?: Allowance,
   ): Promise<string> {
     period.unsettled++;
     period.used = true;
-    const started = performance.now();
-    let inDoubt = false;
+    const write = new Write(period, call, allowance);
+    let state: State = "sent";
     try {
-      for (let attempt = 1;; attempt++) {
-        let reply: unknown;
-        let session = 0;
-        try {
-          reply = await this.#gate.send(() => {
-            session = this.#connection.session;
-            return this.#connection.run(script, keys, args);
-          });
-        } catch (error) {
-          if (!(error instanceof CommandFailed)) throw error;
-          if (error.outcome === "unknown") inDoubt = true;
-          // Nothing of this write ever reached Redis, or Redis refused it
-          // before running it: it will never run.
-          else if (!inDoubt) throw error;
-          await this.#pause(attempt, this.#leftMs(started, error));
-          continue;
-        }
-        if (typeof reply !== "string") throw new UnexpectedReply(script, reply);
-        if (reply === LATE) {
-          throw new StoreUnavailableError(
-            "Redis ran the write after its fence: it did nothing",
-          );
-        }
-        if (!await this.#confirmed(session, started)) {
-          // The connection it ran on is gone: ask the next one.
-          inDoubt = true;
-          await this.#pause(attempt, this.#leftMs(started));
-          continue;
-        }
-        // Every answer but `late` was recorded, and so set the expiry.
-        period.expires = true;
-        if (reply.startsWith(LIMITED)) {
-          const wait = Number(reply.slice(LIMITED.length));
-          if (allowance === undefined || !Number.isSafeInteger(wait)) {
-            throw new UnexpectedReply(script, reply);
-          }
-          throw new RateLimited(wait, allowance.rate);
-        }
-        return reply;
+      while (state in SETTLING) {
+        const from = state as Moving;
+        const event = await this.#steps[from](write);
+        state = (SETTLING[from] as Record<typeof event, State>)[event];
+        // `#unconfirmed` counts the writes in that state.
+        if (from === "unconfirmed") this.#unconfirmed--;
+        if (state === "unconfirmed") this.#unconfirmed++;
       }
     } finally {
       period.unsettled--;
+      if (state === "unconfirmed") this.#unconfirmed--;
     }
+    if (state === "settled") return write.reply;
+    throw write.error;
   }
 
-  /**
-   * How long the write may still wait to be settled; throws
-   * {@linkcode WriteOutcomeUnknown} when the store is closing or the time is
-   * up (`cause`: what kept it unsettled).
-   */
-  #leftMs(started: number, cause?: unknown): number {
-    const waited = performance.now() - started;
-    if (this.#closing.signal.aborted || waited >= SETTLE_LIMIT_MS) {
-      throw new WriteOutcomeUnknown(
-        this.#closing.signal.aborted
-          ? "the store was closed before Redis answered"
-          : `Redis did not answer for ${Math.round(waited / 1000)} s`,
-        { cause },
-      );
-    }
-    return SETTLE_LIMIT_MS - waited;
-  }
-
-  /**
-   * Whether the replicas confirm a write answered in `session` (at once
-   * when none need to): asked again while the connection lasts; false once
-   * it is lost, so the write is sent again on the next. While it waits,
-   * new writes are refused.
-   */
-  async #confirmed(session: number, started: number): Promise<boolean> {
-    const confirmations = this.#confirmations;
-    if (confirmations === undefined) return true;
-    let waiting = false;
+  /** Sends an attempt (`sent`, `resent`) and tells what came of it. */
+  async #attempt(write: Write): Promise<EventOf<"sent">> {
+    write.attempts++;
+    const [script, keys, args] = write.call;
+    let reply: unknown;
     try {
-      for (let round = 1;; round++) {
-        const asked = performance.now();
-        if (await confirmations.confirm(session)) return true;
-        if (!waiting) {
-          waiting = true;
-          this.#unconfirmed++;
-        }
-        if (session !== this.#connection.session) return false;
-        const left = this.#leftMs(started);
-        // A WAIT that could not be sent answers at once: do not spin.
-        if (performance.now() - asked < confirmations.timeoutMs / 2) {
-          await this.#sleep(Math.min(50 * 2 ** round, 1000, left));
-        }
-      }
-    } finally {
-      if (waiting) this.#unconfirmed--;
+      reply = await this.#gate.send(() => {
+        write.session = this.#connection.session;
+        return this.#connection.run(script, keys, args);
+      });
+    } catch (error) {
+      write.error = error;
+      return error instanceof CommandFailed ? error.outcome : "fault";
     }
+    if (typeof reply !== "string") {
+      write.error = new UnexpectedReply(script, reply);
+      return "fault";
+    }
+    write.reply = reply;
+    write.asks = 0;
+    if (reply !== LATE) return "answered";
+    write.error = new StoreUnavailableError(
+      "Redis ran the write after its fence: it did nothing",
+    );
+    return "late";
   }
 
-  /** Waits before attempt `attempt + 1`: a back-off of up to a second, then until the connection is up, at most `leftMs` in all; at once when the store closes. */
-  async #pause(attempt: number, leftMs: number): Promise<void> {
-    await this.#sleep(Math.min(50 * 2 ** attempt, 1000, leftMs));
-    await this.#sleep(leftMs, this.#connection.whenReady().catch(() => {}));
+  /**
+   * How long the write may still wait to be settled, or why it gives up
+   * (then `write.error` says so, with `cause`: what kept it unsettled).
+   */
+  #left(write: Write, cause: unknown): number | "timeUp" | "closed" {
+    const waited = performance.now() - write.started;
+    const closed = this.#closing.signal.aborted;
+    if (!closed && waited < SETTLE_LIMIT_MS) return SETTLE_LIMIT_MS - waited;
+    write.error = new WriteOutcomeUnknown(
+      closed
+        ? "the store was closed before Redis answered"
+        : `Redis did not answer for ${Math.round(waited / 1000)} s`,
+      { cause },
+    );
+    return closed ? "closed" : "timeUp";
+  }
+
+  /** Waits before the next attempt (`inDoubt`): a back-off of up to a second, then until the connection is up; at once when the store closes. */
+  async #pause(write: Write): Promise<EventOf<"inDoubt">> {
+    const left = this.#left(write, write.error);
+    if (typeof left !== "number") return left;
+    await this.#sleep(Math.min(50 * 2 ** write.attempts, 1000, left));
+    await this.#sleep(left, this.#connection.whenReady().catch(() => {}));
+    return "waited";
+  }
+
+  /** Asks whether the replicas hold the write answered in `write.session` (`confirming`, `unconfirmed`). */
+  async #ask(write: Write): Promise<EventOf<"confirming">> {
+    const confirmations = this.#confirmations;
+    if (confirmations === undefined) return "confirmed";
+    write.asks++;
+    const asked = performance.now();
+    if (await confirmations.confirm(write.session)) return "confirmed";
+    if (write.session !== this.#connection.session) {
+      write.error = undefined;
+      return "lost";
+    }
+    const left = this.#left(write, undefined);
+    if (typeof left !== "number") return left;
+    // A WAIT that could not be sent answers at once: do not spin.
+    write.nap = performance.now() - asked < confirmations.timeoutMs / 2
+      ? Math.min(50 * 2 ** write.asks, 1000, left)
+      : 0;
+    return "unconfirmed";
+  }
+
+  /** Reads a confirmed answer (`known`): recorded, like every answer but `late`, so its hash's expiry is set. */
+  #read(write: Write): EventOf<"known"> {
+    write.period.expires = true;
+    if (!write.reply.startsWith(LIMITED)) return "result";
+    const wait = Number(write.reply.slice(LIMITED.length));
+    if (write.allowance === undefined || !Number.isSafeInteger(wait)) {
+      write.error = new UnexpectedReply(write.call[0], write.reply);
+      return "fault";
+    }
+    write.error = new RateLimited(wait, write.allowance.rate);
+    return "limited";
   }
 
   /** Waits `ms`, or until `until` settles, or at once when the store closes. */

@@ -9,7 +9,10 @@
 import assert from "node:assert/strict";
 import { CommandGate } from "../../../src/store/redis/command_gate.ts";
 import type { RedisConnection } from "../../../src/store/redis/redis_connection.ts";
-import { SettledWrites } from "../../../src/store/redis/settled_writes.ts";
+import {
+  SettledWrites,
+  WriteOutcomeUnknown,
+} from "../../../src/store/redis/settled_writes.ts";
 import { StoreUnavailableError } from "../../../src/store/store.ts";
 import {
   type RedisServer,
@@ -159,6 +162,62 @@ replicatedTest(
       );
     } finally {
       await h.close();
+    }
+  },
+);
+
+replicatedTest(
+  "a write whose connection is lost while its replica has not confirmed it is sent again on the next, answered from its record there, and confirmed there",
+  async (master, replica) => {
+    const h = await confirmedWrites(master);
+    try {
+      assert.equal(await h.addMessage("before"), "1");
+      replica.pause();
+      const held = h.addMessage("held");
+      assert.equal(await settledWithin(held, 600), false);
+      const session = h.connection.session;
+      // Every connection but redis-cli's own: the store's, which comes back.
+      await master.cli("CLIENT", "KILL", "TYPE", "normal");
+      for (let i = 0; h.connection.session === session; i++) {
+        assert.ok(i < 100, "no new connection within 5 s");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // The attempt sent again is answered from its record, but the replica
+      // still holds nothing: the write waits on.
+      assert.equal(await settledWithin(held, 1000), false);
+      replica.resume();
+      assert.equal(await held, "2");
+      assert.equal(await h.addMessage("after"), "3", "new writes go again");
+      const texts = (await master.cli("KEYS", "confirmed:*history")).split(
+        "\n",
+      );
+      assert.deepEqual(
+        (await replica.cli("LRANGE", itemAt(texts, 0), "0", "-1")).split("\n"),
+        ['3 {"text":"after"}', '2 {"text":"held"}', '1 {"text":"before"}'],
+        "the write ran once, and the replica holds it",
+      );
+    } finally {
+      replica.resume();
+      await h.close();
+    }
+  },
+);
+
+replicatedTest(
+  "a write waiting for its replica when the store closes gives up as unknown (a fault), never as 503",
+  async (master, replica) => {
+    const h = await confirmedWrites(master);
+    let closed: Promise<void> | undefined;
+    try {
+      replica.pause();
+      const held = h.addMessage("held");
+      assert.equal(await settledWithin(held, 600), false);
+      closed = h.close();
+      assert.equal(await settledWithin(held, 2000), true, "it ends");
+      await assert.rejects(held, WriteOutcomeUnknown);
+    } finally {
+      replica.resume();
+      await (closed ?? h.close());
     }
   },
 );

@@ -14,8 +14,10 @@ import {
 import { CommandGate } from "../../../src/store/redis/command_gate.ts";
 import {
   SettledWrites,
+  SETTLING,
   WriteOutcomeUnknown,
 } from "../../../src/store/redis/settled_writes.ts";
+import { UnexpectedReply } from "../../../src/store/redis/replies.ts";
 import { StoreUnavailableError } from "../../../src/store/store.ts";
 import { redisServerPath } from "../../_support/redis_server.ts";
 import {
@@ -230,3 +232,100 @@ settledTest(
     await assert.rejects(write, WriteOutcomeUnknown);
   },
 );
+
+/** `promise`, or a failure after `ms`: a write that should end at once but is sent again fails its test rather than hanging it. */
+function soon<T>(promise: Promise<T>, ms = 5000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      timer = setTimeout(() => reject(new Error(`not settled in ${ms} ms`)), ms)
+    ),
+  ]).finally(() => clearTimeout(timer));
+}
+
+settledTest(
+  "a first attempt that Redis runs after its fence is 503 at once: one attempt, nothing written",
+  async (h) => {
+    // Redis's clock, as this process reads it, a minute behind: every fence
+    // given has already passed there.
+    const now = Date.now();
+    h.writes.observeClock(now - 60_000, now, now);
+    await assert.rejects(
+      soon(h.addMessage('{"n":1}')),
+      (error) =>
+        error instanceof StoreUnavailableError &&
+        !(error instanceof CommandFailed) && /fence/.test(error.message),
+    );
+    assert.equal(h.attempts(), 1);
+    assert.deepEqual(await h.history(), []);
+    assert.deepEqual(await records(h), []);
+  },
+);
+
+settledTest(
+  "an error reply about the command itself ends the write at once, in doubt or not: a fault, neither 503 nor sent again",
+  async (h) => {
+    // The script's LPUSH meets a string: Redis answers WRONGTYPE.
+    await (await sharedRedisServer()).cli("SET", h.key("history"), "a string");
+    const aFault = (error: unknown) =>
+      error instanceof Error && /WRONGTYPE/.test(error.message) &&
+      !(error instanceof StoreUnavailableError) &&
+      !(error instanceof WriteOutcomeUnknown);
+    await assert.rejects(soon(h.addMessage("{}")), aFault);
+    assert.equal(h.attempts(), 1);
+    h.faults.push("lose-attempt");
+    await assert.rejects(soon(h.addMessage("{}")), aFault);
+    assert.equal(h.attempts(), 3);
+  },
+);
+
+settledTest(
+  "a reply no script gives is a fault, whether it comes to an attempt or reads as an allowance spent with no allowance asked",
+  async (h) => {
+    const run = h.redis.run;
+    let reply: unknown = 42;
+    h.redis.run = async (...call) => {
+      await run(...call);
+      return reply;
+    };
+    await assert.rejects(soon(h.addMessage("{}")), UnexpectedReply);
+    assert.equal(h.attempts(), 1);
+    reply = "limited:1000";
+    await assert.rejects(soon(h.addMessage("{}")), UnexpectedReply);
+    assert.equal(h.attempts(), 2);
+  },
+);
+
+Deno.test("the diagram in docs/redis.md (Settling a write) is the code's SETTLING, edge for edge", async () => {
+  const page = await Deno.readTextFile(
+    new URL("../../../docs/redis.md", import.meta.url),
+  );
+  const section = page.slice(page.indexOf("### Settling a write"));
+  const start = section.indexOf("```mermaid\n");
+  assert.ok(start >= 0 && start < section.indexOf("\n### "), "no diagram");
+  const fence = section.slice(start, section.indexOf("\n```", start + 3));
+  const drawn: Record<string, Record<string, string>> = {};
+  const ends = new Set<string>();
+  let first: string | undefined;
+  for (const line of fence.split("\n").slice(2)) {
+    const edge = line.match(/^\s*(\S+) --> ([^\s:]+)\s*(?::\s*(.+))?$/);
+    assert.ok(edge, `not an edge: ${line}`);
+    const [, from = "", to = "", events = ""] = edge;
+    if (from === "[*]") first = to;
+    else if (to === "[*]") ends.add(from);
+    else {
+      for (const event of events.split(/,\s*/)) {
+        assert.equal(drawn[from]?.[event], undefined, `${from} ${event} twice`);
+        (drawn[from] ??= {})[event] = to;
+      }
+    }
+  }
+  assert.equal(first, "sent");
+  assert.deepEqual(drawn, JSON.parse(JSON.stringify(SETTLING)));
+  const reached = Object.values(SETTLING).flatMap((on) => Object.values(on));
+  assert.deepEqual(
+    ends,
+    new Set(reached.filter((state) => !(state in SETTLING))),
+  );
+});
