@@ -56,6 +56,7 @@ export {
   type Awaitable,
   type ChangeFeed,
   type MessageLog,
+  type MessagePage,
   type PresenceBoard,
   type QuoteCell,
   RateLimited,
