@@ -1,7 +1,8 @@
 /**
  * The messaging service: users register a name for a token (`/users`), and
  * with it list users and those online (`/users/online`), unregister and
- * post messages (`/`); anyone reads the newest five messages.
+ * post messages (`/`); anyone reads the newest five messages, and older
+ * ones page by page (`/messages`).
  * @module
  */
 
@@ -31,6 +32,7 @@ import type {
 } from "../store/store.ts";
 import { authenticate, normalName, recheck } from "../auth/auth.ts";
 import { checkMessage } from "./message_check.ts";
+import { historyRoutes } from "./history.ts";
 import { messageEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
@@ -180,6 +182,7 @@ export function messagingRoutes(
   return {
     ...userRoutes(context),
     ...messageRoutes(context),
+    ...historyRoutes(store),
     "/events": messageEventsRoute(
       store,
       hub,
