@@ -79,6 +79,9 @@ export {
 export {
   type ClientOptions,
   type FollowOptions,
+  type HistoryMessage,
+  type HistoryOptions,
+  type HistoryPage,
   type Message,
   type MessageFollowOptions,
   type MessageStreamEvent,
