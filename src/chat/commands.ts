@@ -27,7 +27,7 @@ const HELP =
   "/red, /black: the color you send in; /users: who is online; /more: older messages; /quit: leave";
 
 /** How many older messages `/more` shows at once: what fits a small terminal. */
-export const MORE_PAGE = 10;
+const MORE_PAGE = 10;
 
 const NO_OLDER = "No older messages.";
 
