@@ -210,3 +210,29 @@ storeTest(
   },
   { history: 1000 },
 );
+
+storeTest(
+  "every bound and limit answers what a model of the retained ids says",
+  async (store: MessageLog) => {
+    for (let i = 1; i <= 12; i++) await store.addMessage(`{"i":${i}}`);
+    const retained = [12, 11, 10, 9, 8, 7, 6];
+    for (
+      const before of [
+        undefined,
+        ...Array.from({ length: 15 }, (_, i) => i + 1),
+      ]
+    ) {
+      for (let limit = 1; limit <= 8; limit++) {
+        const below = retained.filter((id) => id < (before ?? Infinity));
+        const ids = below.slice(0, limit);
+        const next = below.length > limit ? ids.at(-1)! : null;
+        assert.deepEqual(
+          await pageOf(store, before, limit),
+          { ids, next },
+          `before ${before}, limit ${limit}`,
+        );
+      }
+    }
+  },
+  { history: 7 },
+);
