@@ -61,6 +61,7 @@ export {
   type Awaitable,
   type ChangeFeed,
   type MessageLog,
+  type MessagePage,
   type PresenceBoard,
   type QuoteCell,
   RateLimited,
@@ -83,6 +84,9 @@ export {
 export {
   type ClientOptions,
   type FollowOptions,
+  type HistoryMessage,
+  type HistoryOptions,
+  type HistoryPage,
   type Message,
   type MessageFollowOptions,
   type MessageStreamEvent,

@@ -455,3 +455,87 @@ Deno.test("chat follows over a WebSocket as its user: online while it runs, live
     await server.stop();
   }
 });
+
+Deno.test("chat over a pipe: /more prints the pages older than the messages shown, oldest first", async () => {
+  const server = await startServer(["--quiet", "--service=messaging"]);
+  // Posted before the chat joins, so its stream shows the newest five.
+  const bob = new MessagingClient(server.url);
+  await bob.register("bob");
+  for (let i = 1; i <= 17; i++) await bob.post(`m${i}`);
+  const chat = startChat([`--url=${server.url}`, "--name=ann"]);
+  try {
+    await chat.waitFor("bob: m17\n");
+    const shown = chat.output();
+    assert.ok(!shown.includes("bob: m12\n"), "only m13 to m17 shown");
+    await chat.type("/more");
+    await chat.waitFor("/more for more.");
+    await chat.type("/more");
+    await chat.waitFor("none before them.");
+    await chat.type("/more");
+    await chat.waitFor("No older messages.");
+    await chat.type("/quit");
+    assert.equal((await chat.status()).code, 0);
+    const older = chat.output().slice(shown.length).split("\n")
+      .filter((line) => line.startsWith("bob: "));
+    const m = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => `bob: m${from + i}`);
+    assert.deepEqual(older, [...m(3, 12), ...m(1, 2)]);
+  } finally {
+    await chat.close();
+    await server.stop();
+  }
+});
+
+Deno.test({
+  name:
+    "chat in a real terminal (tmux): /more draws the older page above the newest messages, oldest first",
+  ignore: tmuxMissing,
+  async fn() {
+    await withServer(async (server) => {
+      const bob = new MessagingClient(server.url);
+      await bob.register("bob");
+      for (let i = 1; i <= 12; i++) await bob.post(`m${i}`);
+      const socket = `lms-test-${crypto.randomUUID().slice(0, 8)}`;
+      const tmux = (...args: string[]) =>
+        new Deno.Command("tmux", { args: ["-L", socket, ...args] }).output();
+      const waitForScreen = async (pattern: RegExp) => {
+        let shown = "";
+        for (let i = 0; i < 200; i++) {
+          shown = new TextDecoder().decode(
+            (await tmux("capture-pane", "-p", "-t", "chat")).stdout,
+          );
+          if (pattern.test(shown)) return shown;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.fail(`no ${pattern} on the screen:\n${shown}`);
+      };
+      const started = await tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "chat",
+        "-x",
+        "80",
+        "-y",
+        "30",
+        `${Deno.execPath()} run --allow-net ${CHAT} --url=${server.url} --name=dan; sleep 5`,
+      );
+      assert.ok(started.success, new TextDecoder().decode(started.stderr));
+      try {
+        const before = await waitForScreen(/bob: m12/);
+        assert.doesNotMatch(before, /bob: m7\b/, "the newest five only");
+        await tmux("send-keys", "-t", "chat", "/more", "Enter");
+        const shown = await waitForScreen(/none before them/);
+        const lines = shown.split("\n").filter((l) => l.startsWith("bob: "));
+        assert.deepEqual(
+          lines.map((l) => l.trim()),
+          Array.from({ length: 12 }, (_, i) => `bob: m${i + 1}`),
+        );
+        await tmux("send-keys", "-t", "chat", "C-c");
+        await waitForScreen(/Goodbye, dan\./);
+      } finally {
+        await tmux("kill-server");
+      }
+    });
+  },
+});

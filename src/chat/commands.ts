@@ -1,6 +1,6 @@
 /**
  * What a line typed in the terminal chat does: a command (`/red`, `/black`,
- * `/users`, `/help`) or a message; and how changes of presence are told.
+ * `/users`, `/more`, `/help`) or a message; and how changes of presence are told.
  * @module
  */
 
@@ -13,12 +13,40 @@ export interface Chat {
   readonly term: Terminal;
   /** The color messages are sent in. */
   color: "red" | "black";
+  /**
+   * Where `/more` goes on: the `before` of the next older page, `null` once
+   * the history holds nothing older; absent, it starts below the oldest
+   * message shown (or from the newest when none is).
+   */
+  olderBefore?: number | null;
 }
 
 type Command = (chat: Chat) => Promise<void> | void;
 
 const HELP =
-  "/red, /black: the color you send in; /users: who is online; /quit: leave";
+  "/red, /black: the color you send in; /users: who is online; /more: older messages; /quit: leave";
+
+/** How many older messages `/more` shows at once: what fits a small terminal. */
+const MORE_PAGE = 10;
+
+const NO_OLDER = "No older messages.";
+
+/** `/more`: the next older page of the history, below what was shown. */
+async function more(chat: Chat): Promise<void> {
+  if (chat.olderBefore === null) return chat.term.notice(NO_OLDER);
+  const page = await chat.client.olderMessages({
+    before: chat.olderBefore,
+    limit: MORE_PAGE,
+  });
+  chat.olderBefore = page.next;
+  const count = page.messages.length;
+  if (count === 0) return chat.term.notice(NO_OLDER);
+  chat.term.showOlder(page.messages.map((m) => m.message).toReversed());
+  chat.term.notice(
+    `${count} older message${count === 1 ? "" : "s"} shown; ` +
+      (page.next === null ? "none before them." : "/more for more."),
+  );
+}
 
 /**
  * What `/users` says: who is online (an event stream open as them, this
@@ -43,6 +71,7 @@ const commands = new Map<string, Command>([
   ["/red", sendIn("red")],
   ["/black", sendIn("black")],
   ["/users", async (chat) => chat.term.notice(await whoIsHere(chat.client))],
+  ["/more", more],
   ["/help", (chat) => chat.term.notice(HELP)],
 ]);
 

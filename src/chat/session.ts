@@ -43,6 +43,7 @@ class Session implements Chat {
   readonly client: MessagingClient;
   readonly term: Terminal;
   color: "red" | "black" = "black";
+  olderBefore?: number | null;
   readonly #url: string;
   readonly #tty = Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
   /** Whether the last call found the service unreachable. */
@@ -70,7 +71,7 @@ class Session implements Chat {
   #title(): string {
     const who = this.client.name ? `as ${this.client.name}` : "";
     return `Chat at ${this.#url}  ${who}  sending in ${this.color}  ` +
-      "(/red /black /users /quit)";
+      "(/red /black /users /more /quit)";
   }
 
   #onSignal = () => {
@@ -317,6 +318,10 @@ class MessageStream {
       if (event.type === "gap") {
         term.notice(`${event.missed} messages went by while away.`);
         continue;
+      }
+      // The catch-up comes oldest first: /more goes on below its first.
+      if (this.#session.olderBefore === undefined) {
+        this.#session.olderBefore = event.id;
       }
       this.#newest.unshift(event.message);
       this.#newest.length = Math.min(this.#newest.length, 5);

@@ -26,6 +26,8 @@ export interface Terminal {
   readLine(): Promise<string | null>;
   /** Shows `message`, just stored, among the newest ones (`newest`, newest first). */
   showMessage(message: Message, newest: Message[]): void;
+  /** Shows a page of older messages (`/more`), oldest first, until the next page. */
+  showOlder(messages: Message[]): void;
   /** Shows a notice: a command's answer, an error, the service's state. */
   notice(text: string): void;
   /** Sets what precedes the line being typed. */
@@ -64,6 +66,9 @@ export function pipeTerminal(): Terminal {
     showMessage(m) {
       const color = m.color === "red" ? " (red)" : "";
       write(`${printable(m.user)}${color}: ${printable(m.text)}\n`);
+    },
+    showOlder(messages) {
+      for (const m of messages) this.showMessage(m, []);
     },
     notice(text) {
       write(`* ${text}\n`);
@@ -149,6 +154,8 @@ class FullScreen implements Terminal {
   #typed = "";
   #prompt = "> ";
   #messages: Message[] = [];
+  /** The page `/more` showed last, oldest first: drawn above the newest. */
+  #older: Message[] = [];
   // The newest notices, so that one (/help) does not hide another (/users).
   #notices: string[] = [];
   /** Keys read but not handled yet. */
@@ -167,7 +174,8 @@ class FullScreen implements Terminal {
     const { columns, rows } = Deno.consoleSize();
     const screen = {
       title: this.#title(),
-      messages: this.#messages,
+      // Newest first, so the older page goes above and is cut first.
+      messages: [...this.#messages, ...this.#older.toReversed()],
       notices: this.#notices,
     };
     const lines = screenLines(screen, columns, rows).join("\r\n");
@@ -211,6 +219,11 @@ class FullScreen implements Terminal {
 
   showMessage(_: Message, newest: Message[]) {
     this.#messages = newest;
+    this.#draw();
+  }
+
+  showOlder(messages: Message[]) {
+    this.#older = messages;
     this.#draw();
   }
 

@@ -69,6 +69,78 @@ export interface Message {
 }
 
 /**
+ * One message of the history, with its id (the id of the event streams).
+ *
+ * @example The id and the message
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
+ * import { type HistoryMessage, MessagingClient } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await chat.register("ann");
+ * await chat.post("Hi");
+ * const [first]: HistoryMessage[] = (await chat.olderMessages()).messages;
+ * assert.deepEqual(first, { id: 1, message: { text: "Hi", color: "black", user: "ann" } });
+ * ```
+ */
+export interface HistoryMessage {
+  /** Its place in the order of storing: 1, 2, 3, ... */
+  id: number;
+  /** The message as `GET /` shows it. */
+  message: Message;
+}
+
+/**
+ * One page of the history, as `GET /messages` answers it.
+ *
+ * @example Two pages of two
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createHandler } from "@lms/light-messaging";
+ * import { type HistoryPage, MessagingClient } from "@lms/light-messaging/client";
+ * await using server = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   createHandler(),
+ * );
+ * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+ * await chat.register("ann");
+ * for (const text of ["a", "b", "c"]) await chat.post(text);
+ * const page: HistoryPage = await chat.olderMessages({ limit: 2 });
+ * assert.deepEqual(page.messages.map((m) => m.message.text), ["c", "b"]);
+ * const older = await chat.olderMessages({ before: page.next!, limit: 2 });
+ * assert.deepEqual(older.messages.map((m) => m.message.text), ["a"]);
+ * assert.equal(older.next, null);
+ * ```
+ */
+export interface HistoryPage {
+  /** Newest first. */
+  messages: HistoryMessage[];
+  /** The `before` of the next older page, or `null` when the history holds nothing older. */
+  next: number | null;
+}
+
+/**
+ * Where {@linkcode MessagingClient.olderMessages} and
+ * {@linkcode MessagingClient.history} start, and how much a page holds.
+ *
+ * @example The page before message 10, five messages long
+ * ```ts
+ * import type { HistoryOptions } from "@lms/light-messaging/client";
+ * const options: HistoryOptions = { before: 10, limit: 5 };
+ * ```
+ */
+export interface HistoryOptions {
+  /** Only messages with an id below this one. Default: from the newest. */
+  before?: number;
+  /** At most this many messages a page: 1 to 100. Default 20. */
+  limit?: number;
+}
+
+/**
  * What {@linkcode MessagingClient.events} yields: a message with its id, or
  * how many messages were missed because the history no longer held them.
  *
@@ -340,6 +412,55 @@ export class MessagingClient {
   /** `GET /`: the 5 newest messages, newest first. */
   async messages(): Promise<Message[]> {
     return await this.#http.request<Message[]>("GET", "");
+  }
+
+  /**
+   * `GET /messages`: one page of the history, newest first, below
+   * `before` (default: from the newest), with the `before` of the next
+   * older page.
+   */
+  async olderMessages(options: HistoryOptions = {}): Promise<HistoryPage> {
+    const query = new URLSearchParams();
+    if (options.before !== undefined) query.set("before", `${options.before}`);
+    if (options.limit !== undefined) query.set("limit", `${options.limit}`);
+    const search = query.size === 0 ? "" : `?${query}`;
+    return await this.#http.request<HistoryPage>("GET", `messages${search}`);
+  }
+
+  /**
+   * The whole retained history, newest first, one page (`GET /messages`)
+   * fetched at a time as the loop asks for more: stop the loop and no more
+   * is fetched. Messages posted meanwhile are not in it (follow
+   * {@linkcode MessagingClient.events} for those), and none is yielded
+   * twice.
+   *
+   * @example Going back through everything
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { createHandler } from "@lms/light-messaging";
+   * import { MessagingClient } from "@lms/light-messaging/client";
+   * await using server = Deno.serve(
+   *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+   *   createHandler(),
+   * );
+   * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
+   * await chat.register("ann");
+   * for (let i = 1; i <= 7; i++) await chat.post(`${i}`);
+   * const texts: string[] = [];
+   * for await (const { message } of chat.history({ limit: 3 })) {
+   *   texts.push(message.text);
+   * }
+   * assert.deepEqual(texts, ["7", "6", "5", "4", "3", "2", "1"]);
+   * ```
+   */
+  async *history(options: HistoryOptions = {}): AsyncGenerator<HistoryMessage> {
+    // `null` once the history holds nothing older.
+    let before: number | undefined | null = options.before;
+    while (before !== null) {
+      const page = await this.olderMessages({ before, limit: options.limit });
+      yield* page.messages;
+      before = page.next;
+    }
   }
 
   /**

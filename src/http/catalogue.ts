@@ -112,6 +112,8 @@ export const REFUSALS = {
   bodyTooLarge: body("body", 413)(
     "Request body is larger than the limit of {limit} bytes",
   ),
+  historyBefore: url("before")("before must be a whole number from 1 to {max}"),
+  historyLimit: url("limit")("limit must be a whole number from 1 to {max}"),
   tooManyWrites: url("rate", 429)(
     "Too many writes from this client: {burst} at once, then one every {period}; try again in {wait}",
   ),

@@ -1,7 +1,8 @@
 /**
  * The messaging service: users register a name for a token (`/users`), and
  * with it list users and those online (`/users/online`), unregister and
- * post messages (`/`); anyone reads the newest five messages.
+ * post messages (`/`); anyone reads the newest five messages, and older
+ * ones page by page (`/messages`).
  * @module
  */
 
@@ -33,6 +34,7 @@ import type {
 import { normalName, recheck } from "../auth/auth.ts";
 import type { Authenticator } from "../auth/guesses.ts";
 import { checkMessage } from "./message_check.ts";
+import { historyRoutes } from "./history.ts";
 import { messageEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
@@ -207,6 +209,7 @@ export function messagingRoutes(
   return {
     ...userRoutes(context),
     ...messageRoutes(context),
+    ...historyRoutes(store),
     "/events": messageEventsRoute(
       store,
       hub,

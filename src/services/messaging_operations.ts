@@ -8,10 +8,39 @@
 import { REFUSALS } from "../http/catalogue.ts";
 import { exactObject, type Operations } from "../http/operation.ts";
 import { streamOperation } from "../streams/stream_operations.ts";
+import { HISTORY_BEFORE, HISTORY_LIMIT } from "./history.ts";
 import { NEW_MESSAGE_SCHEMA } from "./message_check.ts";
 import { NAME_SCHEMA } from "./user_name.ts";
 
 const names = { type: "array", items: { type: "string" } };
+
+/** A message as `GET /` shows it. */
+const MESSAGE_SCHEMA = {
+  ...NEW_MESSAGE_SCHEMA,
+  required: ["text", "color", "user"],
+  properties: {
+    ...NEW_MESSAGE_SCHEMA.properties,
+    user: { type: "string", description: "The poster's name." },
+  },
+};
+
+/** A query parameter holding a whole number in `range`. */
+const wholeQuery = (
+  name: string,
+  range: { min: number; max: number; default?: number },
+  description: string,
+) => ({
+  name,
+  in: "query",
+  required: false,
+  description,
+  schema: {
+    type: "integer",
+    minimum: range.min,
+    maximum: range.max,
+    ...(range.default && { default: range.default }),
+  },
+});
 
 /** The messaging service's operations, as `messagingRoutes` serves them. */
 export const MESSAGING_OPERATIONS: Operations = {
@@ -92,14 +121,7 @@ export const MESSAGING_OPERATIONS: Operations = {
         schema: {
           type: "array",
           maxItems: 5,
-          items: {
-            ...NEW_MESSAGE_SCHEMA,
-            required: ["text", "color", "user"],
-            properties: {
-              ...NEW_MESSAGE_SCHEMA.properties,
-              user: { type: "string", description: "The poster's name." },
-            },
-          },
+          items: MESSAGE_SCHEMA,
         },
         example: [{ text: "ho", color: "red", user: "alice" }, {
           text: "hi",
@@ -133,6 +155,44 @@ export const MESSAGING_OPERATIONS: Operations = {
         REFUSALS.textNotString,
         REFUSALS.badColor,
       ],
+    },
+  },
+  "/messages": {
+    GET: {
+      operationId: "olderMessages",
+      summary: "Older messages, page by page, newest first",
+      description:
+        "The retained messages whose ids are below `before`, newest first, at most `limit` of them. `next` is the `before` of the following older page (the oldest id answered), or `null` when nothing older is retained. Messages that have left the history (`--history`) are not answered; an id that never existed is not an error.",
+      parameters: [
+        wholeQuery(
+          "before",
+          HISTORY_BEFORE,
+          "Answer only messages with an id below this one (default: every retained message).",
+        ),
+        wholeQuery("limit", HISTORY_LIMIT, "At most this many messages."),
+      ],
+      answer: {
+        description: "One page.",
+        schema: exactObject({
+          messages: {
+            type: "array",
+            maxItems: HISTORY_LIMIT.max,
+            items: exactObject({
+              id: { type: "integer", minimum: 1 },
+              message: MESSAGE_SCHEMA,
+            }),
+          },
+          next: { type: ["integer", "null"], minimum: 1 },
+        }),
+        example: {
+          messages: [
+            { id: 42, message: { text: "ho", color: "red", user: "alice" } },
+            { id: 41, message: { text: "hi", color: "black", user: "bob" } },
+          ],
+          next: 41,
+        },
+      },
+      refusals: [REFUSALS.historyBefore, REFUSALS.historyLimit],
     },
   },
   "/events": {

@@ -11,6 +11,7 @@ import { MemoryPresence } from "./memory_presence.ts";
 import {
   type Allowance,
   INITIAL_QUOTE,
+  type MessagePage,
   RateLimited,
   type Readiness,
   type RecentMessages,
@@ -167,6 +168,21 @@ export class MemoryStore implements Store {
       messages,
       newestId: this.#lastId,
       missed: Math.max(0, Math.min(wanted, firstRetained - 1 - afterId)),
+    };
+  }
+
+  /** A page of the retained messages below `before`, newest first. */
+  olderMessages(before: number | undefined, limit: number): MessagePage {
+    const firstRetained = this.#lastId - this.#messages.size + 1;
+    // Ids are consecutive, so the page is a range of them.
+    const top = Math.min(this.#lastId, (before ?? Infinity) - 1);
+    const count = Math.max(0, Math.min(limit, top - firstRetained + 1));
+    const messages = this.#messages.newestAfter(this.#lastId - top, count)
+      .map((json, i) => ({ id: top - i, json }));
+    const oldest = top - count + 1;
+    return {
+      messages,
+      next: count > 0 && oldest > firstRetained ? oldest : null,
     };
   }
 

@@ -39,6 +39,18 @@ export class Ring {
       );
   }
 
+  /** Up to `limit` items, newest first, after skipping the newest `skip`. */
+  newestAfter(skip: number, limit: number): string[] {
+    const items: string[] = [];
+    const end = Math.min(this.#size, skip + limit);
+    for (let i = skip; i < end; i++) {
+      items.push(
+        this.#items[(this.#next - 1 - i + 2 * this.capacity) % this.capacity]!,
+      );
+    }
+    return items;
+  }
+
   /** The newest `limit` items, newest first. */
   newest(limit: number): string[] {
     return this.oldestFirst(limit).reverse();

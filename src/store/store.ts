@@ -169,6 +169,16 @@ export interface MessageLog {
    * and how many messages above `afterId` have left the history.
    */
   recentMessages(afterId: number, limit?: number): Awaitable<RecentMessages>;
+  /**
+   * A page of the history, newest first: the retained messages with an id
+   * below `before` (every one when `before` is absent), at most `limit` of
+   * them, and the `before` of the next older page (`null` when nothing
+   * older is retained). Ids need not exist: a page is cut by value.
+   */
+  olderMessages(
+    before: number | undefined,
+    limit: number,
+  ): Awaitable<MessagePage>;
 }
 
 /**
@@ -368,6 +378,32 @@ export interface RecentMessages {
   newestId: number;
   /** How many messages above the id asked for are no longer retained. */
   missed: number;
+}
+
+/**
+ * What {@linkcode MessageLog.olderMessages} answers.
+ *
+ * @example Paging back two at a time
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type MessagePage, MemoryStore } from "@lms/light-messaging";
+ * const store = new MemoryStore();
+ * for (const text of ["a", "b", "c", "d", "e"]) {
+ *   store.addMessage(JSON.stringify({ text }));
+ * }
+ * const first: MessagePage = await store.olderMessages(undefined, 2);
+ * assert.deepEqual(first.messages.map((m) => m.id), [5, 4]);
+ * assert.equal(first.next, 4);
+ * const last = await store.olderMessages(2, 2);
+ * assert.deepEqual(last.messages.map((m) => m.id), [1]);
+ * assert.equal(last.next, null);
+ * ```
+ */
+export interface MessagePage {
+  /** Newest first, each with its id. */
+  messages: StoredMessage[];
+  /** The oldest id answered, when older messages are retained; else `null`. */
+  next: number | null;
 }
 
 /**

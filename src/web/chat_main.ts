@@ -15,6 +15,7 @@ import {
   QuoteClient,
   ServiceError,
 } from "../client/client.ts";
+import { loadOlderOnScroll } from "./older_messages.ts";
 
 const TOKEN_KEY = "lms-token";
 // The log is bounded: a tab left open for days keeps the newest entries.
@@ -226,7 +227,7 @@ function notice(text: string) {
 }
 
 /** Everything other people wrote goes in as text, never as markup. */
-function showMessage(message: Message) {
+function messageEntry(message: Message) {
   const entry = document.createElement("li");
   entry.className = "message";
   if (message.color === "red") entry.classList.add("red");
@@ -238,8 +239,9 @@ function showMessage(message: Message) {
   text.className = "text";
   text.textContent = String(message.text);
   entry.append(author, text);
-  appendEntry(entry);
+  return entry;
 }
+const showMessage = (message: Message) => appendEntry(messageEntry(message));
 
 /**
  * Follows the stream at `path` with `read` until `signal` aborts. The
@@ -272,6 +274,8 @@ async function keepFollowing(
 
 /** The newest message shown: a stream opened anew (joining, leaving) resumes after it. */
 let lastMessageId: number | undefined;
+/** The oldest message the stream showed: scrolling up loads those before it. */
+let firstMessageId: number | undefined;
 /** The messages being followed: how to stop, and when they have stopped. */
 let following: { stop: AbortController; done: Promise<void> } | undefined;
 
@@ -305,6 +309,7 @@ async function readMessages(options: FollowOptions) {
   for await (const event of events) {
     if (event.type === "message") {
       lastMessageId = event.id;
+      firstMessageId ??= event.id;
       showMessage(event.message);
     } else {
       const { missed } = event;
@@ -355,6 +360,13 @@ ui.leave.addEventListener("click", async () => {
 });
 
 ui.refreshUsers.addEventListener("click", () => refreshOnline());
+
+loadOlderOnScroll({
+  list: ui.messages,
+  page: (before) => chat.olderMessages({ before }),
+  oldestShown: () => firstMessageId,
+  render: ({ message }) => messageEntry(message),
+});
 
 ui.quoteForm.addEventListener("submit", async (event) => {
   event.preventDefault();

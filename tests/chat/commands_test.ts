@@ -15,15 +15,18 @@ function fakeChat() {
     Promise.resolve(handler(new Request(input, init)));
   const client = new MessagingClient("http://chat.test/", { fetch: fetchFn });
   const notices: string[] = [];
+  /** The texts of each page `/more` showed, as shown. */
+  const older: string[][] = [];
   const term: Terminal = {
     readLine: () => Promise.resolve(null),
     showMessage() {},
+    showOlder: (messages) => older.push(messages.map((m) => m.text)),
     notice: (text) => notices.push(text),
     setPrompt() {},
     restore() {},
   };
   const chat: Chat = { client, term, color: "black" };
-  return { chat, notices, fetchFn };
+  return { chat, notices, fetchFn, older };
 }
 
 Deno.test("a line is sent in the color picked, //text sends /text, and an unknown /word is no message", async () => {
@@ -71,4 +74,35 @@ Deno.test("presence is told of others, and of this chat only when it was unregis
     presenceNotice({ name: "ann", registered: false }, "ann"),
     "You (ann) were unregistered.",
   );
+});
+
+/** The texts "from".."to", as numbers are posted below. */
+const texts = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => `${from + i}`);
+
+Deno.test("/more shows the next older page each time, oldest first, then says there is none", async () => {
+  const { chat, notices, older } = fakeChat();
+  await chat.client.register("ann");
+  for (let i = 1; i <= 25; i++) await chat.client.post(`${i}`);
+  // Nothing shown yet: it starts from the newest.
+  for (let i = 0; i < 4; i++) await actionOf("/more", chat)();
+  assert.deepEqual(older, [texts(16, 25), texts(6, 15), texts(1, 5)]);
+  assert.deepEqual(notices, [
+    "10 older messages shown; /more for more.",
+    "10 older messages shown; /more for more.",
+    "5 older messages shown; none before them.",
+    "No older messages.",
+  ]);
+});
+
+Deno.test("/more goes on below the oldest message shown, and an empty history has none", async () => {
+  const { chat, notices, older } = fakeChat();
+  await actionOf("/more", chat)();
+  assert.deepEqual([older, notices], [[], ["No older messages."]]);
+  await chat.client.register("ann");
+  for (let i = 1; i <= 25; i++) await chat.client.post(`${i}`);
+  chat.olderBefore = 21; // as the stream sets it: 21 to 25 are shown
+  await actionOf(" /more ", chat)();
+  assert.deepEqual(older, [texts(11, 20)]);
+  assert.equal(chat.olderBefore, 11);
 });

@@ -8,12 +8,18 @@ import type {
   Allowance,
   Awaitable,
   MessageLog,
+  MessagePage,
   RecentMessages,
 } from "../store.ts";
 import type { RedisKernel } from "./kernel.ts";
 import { LocalCopy } from "./local_copy.ts";
 import { callOf } from "./scripts.ts";
-import { historyEntry, messageId, recentMessages } from "./replies.ts";
+import {
+  historyEntry,
+  messageId,
+  messagePage,
+  recentMessages,
+} from "./replies.ts";
 
 /** Posting and reading messages over the kernel. */
 export class RedisMessages implements MessageLog {
@@ -87,5 +93,24 @@ export class RedisMessages implements MessageLog {
     const recent = recentMessages(reply, afterId);
     this.#kernel.sawId(recent.newestId);
     return recent;
+  }
+
+  /** A page of the history below `before`, newest first, in one round trip that reads only the page. */
+  async olderMessages(
+    before: number | undefined,
+    limit: number,
+  ): Promise<MessagePage> {
+    const { messages } = this.#kernel.keys;
+    // Above every id: ids are safe integers, and Lua's numbers hold this one exactly.
+    const below = before ?? Number.MAX_SAFE_INTEGER;
+    const reply = await this.#kernel.read((c) =>
+      c.run(
+        ...callOf("older", { messages }, {
+          before: String(below),
+          limit: String(limit),
+        }),
+      )
+    );
+    return messagePage(reply, below, limit);
   }
 }

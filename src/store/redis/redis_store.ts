@@ -27,6 +27,7 @@ import {
   type Allowance,
   type Awaitable,
   HEARTBEAT_MS,
+  type MessagePage,
   type Readiness,
   type RecentMessages,
   type RegisterResult,
@@ -265,6 +266,14 @@ export class RedisStore implements Store {
   /** The retained messages with an id above `afterId`, oldest first, in one round trip. */
   recentMessages(afterId: number, limit?: number): Promise<RecentMessages> {
     return this.#messages.recentMessages(afterId, limit);
+  }
+
+  /** A page of the history below `before`, newest first, in one round trip. */
+  olderMessages(
+    before: number | undefined,
+    limit: number,
+  ): Promise<MessagePage> {
+    return this.#messages.olderMessages(before, limit);
   }
 
   /** The current quote. */

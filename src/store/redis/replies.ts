@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { RecentMessages, StoredMessage } from "../store.ts";
+import type { MessagePage, RecentMessages, StoredMessage } from "../store.ts";
 
 /**
  * A reply Redis should not have sent.
@@ -147,4 +147,38 @@ export function recentMessages(
       Math.min(newestId - afterId, firstRetained - 1 - afterId),
     ),
   };
+}
+
+/**
+ * What the `older` script answers (up to `limit + 1` entries, newest
+ * first, every id below `before`), read as a page, else a fault.
+ *
+ * @example Two asked, and an older one exists
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { messagePage } from "./replies.ts";
+ * const page = messagePage(['9 {"i":9}', '8 {"i":8}', '7 {"i":7}'], 10, 2);
+ * assert.deepEqual(page.messages.map((m) => m.id), [9, 8]);
+ * assert.equal(page.next, 8);
+ * ```
+ */
+export function messagePage(
+  reply: unknown,
+  before: number,
+  limit: number,
+): MessagePage {
+  if (!Array.isArray(reply) || reply.length > limit + 1) {
+    throw new UnexpectedReply("older", reply);
+  }
+  const messages: StoredMessage[] = [];
+  let above = before;
+  for (const entry of reply) {
+    const message = historyEntry("older", entry);
+    if (message.id >= above) throw new UnexpectedReply("older", reply);
+    above = message.id;
+    messages.push(message);
+  }
+  const more = messages.length > limit;
+  if (more) messages.pop();
+  return { messages, next: more ? messages[messages.length - 1]!.id : null };
 }

@@ -19,6 +19,7 @@ import remove from "./lua/remove.lua" with { type: "text" };
 import addMessage from "./lua/add_message.lua" with { type: "text" };
 import setQuote from "./lua/set_quote.lua" with { type: "text" };
 import recent from "./lua/recent.lua" with { type: "text" };
+import older from "./lua/older.lua" with { type: "text" };
 import raiseSequence from "./lua/raise_sequence.lua" with { type: "text" };
 import check from "./lua/check.lua" with { type: "text" };
 import presence from "./lua/presence.lua" with { type: "text" };
@@ -141,6 +142,11 @@ export const SCRIPTS = {
     keys: ["messages", "sequence"],
     args: ["afterId", "limit"],
     lua: [recent],
+  }),
+  older: script({
+    keys: ["messages"],
+    args: ["before", "limit"],
+    lua: [older],
   }),
   raiseSequence: script({
     keys: ["sequence"],

@@ -9,6 +9,7 @@ import fc from "fast-check";
 import {
   checkReply,
   messageId,
+  messagePage,
   oneOf,
   recentMessages,
   UnexpectedReply,
@@ -88,4 +89,29 @@ Deno.test("a reply of another shape is a fault, never a value made up from it", 
     generation: null,
     newestId: 0,
   });
+});
+
+Deno.test("an older page out of order, at or above its bound, or too long is a fault", () => {
+  for (
+    const reply of [
+      null,
+      ["4 {}", "5 {}"],
+      ["4 {}", "4 {}"],
+      ["6 {}"],
+      ["5 {}"],
+      ["4 {}", "3 {}", "2 {}", "1 {}"],
+      ["x {}"],
+    ]
+  ) {
+    assert.throws(
+      () => messagePage(reply, 5, 2),
+      UnexpectedReply,
+      JSON.stringify(reply),
+    );
+  }
+  assert.deepEqual(messagePage(["4 {}", "3 {}", "2 {}"], 5, 2), {
+    messages: [{ id: 4, json: "{}" }, { id: 3, json: "{}" }],
+    next: 3,
+  });
+  assert.deepEqual(messagePage(["4 {}", "3 {}"], 5, 2).next, null);
 });

@@ -275,3 +275,27 @@ scriptTest(
     assert.equal((again as unknown[])[2], "g1");
   },
 );
+
+scriptTest(
+  "older finds a page's start in a history whose ids once jumped, as it does in a consecutive one",
+  async (redis, key) => {
+    const server = await sharedRedisServer();
+    const messages = key("history");
+    // Consecutive runs with jumps between them, as after a raised sequence.
+    const ids = [1, 2, 3, 10, 11, 20, 21, 22, 23, 40];
+    await server.cli("LPUSH", messages, ...ids.map((id) => `${id} {}`));
+    const newestFirst = ids.toReversed();
+    for (let before = 0; before <= 42; before++) {
+      for (const limit of [1, 2, 3, 20]) {
+        const below = newestFirst.filter((id) => id < before);
+        const expected = below.slice(0, limit + 1).map((id) => `${id} {}`);
+        assert.deepEqual(
+          await redis.run("older", [messages], [String(before), String(limit)]),
+          expected,
+          `before ${before}, limit ${limit}`,
+        );
+      }
+    }
+    assert.deepEqual(await redis.run("older", [key("none")], ["5", "5"]), []);
+  },
+);
