@@ -125,6 +125,18 @@ Deno.test("chat over a pipe: asks again for a refused name, sends, receives, lis
   });
 });
 
+Deno.test("chat over a pipe: input given all at once lists the chat itself online, not merely registered", async () => {
+  await withServer(async (server) => {
+    const chat = startChat([`--url=${server.url}`]);
+    await chat.type("carol");
+    await chat.type("/users");
+    await chat.type("/quit");
+    const { code, stderr } = await chat.status();
+    assert.equal(code, 0, stderr);
+    assert.match(chat.output(), /\* Online: carol\n/);
+  });
+});
+
 Deno.test("chat tells who comes online, goes offline and leaves; /users lists who is online; the chat itself is online while it runs", async () => {
   await withServer(async (server) => {
     const chat = startChat([`--url=${server.url}`, "--name=alice"]);

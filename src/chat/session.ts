@@ -20,6 +20,9 @@ import {
   write,
 } from "./terminal.ts";
 
+/** How long what is typed waits for the chat's user to be online, at most. */
+const ONLINE_WAIT_MS = 2000;
+
 /** The signals that end the chat as /quit does. */
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
@@ -57,6 +60,8 @@ class Session implements Chat {
   readonly #typedEarly: string[] = [];
   #rejoining: Promise<boolean> | undefined;
   #notSent = 0;
+  /** Resolved when the service says this chat's user is online. */
+  readonly online = Promise.withResolvers<void>();
 
   constructor(url: string) {
     this.#url = url;
@@ -234,6 +239,12 @@ class Session implements Chat {
 
   /** Reads and does what is typed until the user leaves. */
   async converse(): Promise<void> {
+    // Input given all at once (a pipe) would otherwise act before the
+    // stream made the user online, and /users would call it "registered".
+    await Promise.race([
+      this.online.promise,
+      new Promise((resolve) => setTimeout(resolve, ONLINE_WAIT_MS)),
+    ]);
     for (;;) {
       const line = this.#typedEarly.shift() ?? await this.#nextLine();
       if (leaving(line)) return;
@@ -282,7 +293,10 @@ class Session implements Chat {
     const notSent = this.#notSent;
     if (notSent === 0) return 0;
     const were = notSent === 1 ? "was" : "were";
-    console.error(`error: ${lines(notSent)} ${were} not sent.`);
+    // A person saw each "Not sent" as it happened: a reminder, not an
+    // error; a script learns it from standard error and the status.
+    if (this.#tty) write(`(${lines(notSent)} ${were} not sent.)\n`);
+    else console.error(`error: ${lines(notSent)} ${were} not sent.`);
     return 1;
   }
 }
@@ -298,7 +312,8 @@ class MessageStream {
   }
 
   async read(signal: AbortSignal): Promise<void> {
-    const { client, term } = this.#session;
+    const session = this.#session;
+    const { client, term } = session;
     const events = client.events({
       signal,
       onReconnect: () => {
@@ -308,6 +323,11 @@ class MessageStream {
         this.#lost = true;
       },
       onPresence(change) {
+        if (
+          change.name === client.name && "online" in change && change.online
+        ) {
+          session.online.resolve();
+        }
         const told = presenceNotice(change, client.name);
         if (told !== undefined) term.notice(told);
       },
