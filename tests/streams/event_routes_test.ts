@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createHandler, type HandlerOptions } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import type { Store, StoreEvent } from "../../src/store/store.ts";
+import { idleTimeoutSeconds } from "../../src/streams/event_routes.ts";
 import { call, connectionFrom, storeTest } from "../_support/call.ts";
 import { type EventReader, readEvents } from "../_support/event_reader.ts";
 import { itemAt } from "../_support/item_at.ts";
@@ -667,4 +668,15 @@ Deno.test("a catch-up cut because all readers together had too much waiting is a
   const description = await refusal(res);
   assert.match(description, /Too much is waiting for this server's readers/);
   assert.doesNotMatch(description, /cannot follow/);
+});
+
+Deno.test("each WebSocket draws its own idle timeout, from twice the heartbeat to a quarter more, so sockets opened together are not pinged together", () => {
+  assert.equal(idleTimeoutSeconds(15_000, () => 0), 30);
+  const longest = idleTimeoutSeconds(15_000, () => 0.999_999);
+  assert.ok(longest < 37.5 && longest > 37.499, String(longest));
+  const drawn = new Set(
+    Array.from({ length: 100 }, () => idleTimeoutSeconds(15_000)),
+  );
+  assert.ok(drawn.size > 90, `${drawn.size} different timeouts of 100`);
+  for (const seconds of drawn) assert.ok(seconds >= 30 && seconds < 37.5);
 });
