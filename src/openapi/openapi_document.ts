@@ -122,9 +122,9 @@ function refusalResponse(
       typeof r === "number" ? FIXED_WHY[r] : `\`${r.description}\``
     ).join("; "),
     // Refused for a while: past a cap, or while changes cannot be followed.
-    ...(refusals.some((r) =>
-      r.location === "url" && (r.status === 429 || r.status === 503)
-    ) && {
+    ...((status === 503 || refusals.some((r) =>
+      r.location === "url" && r.status === 429
+    )) && {
       headers: {
         "Retry-After": {
           description: "Whole seconds after which to try again.",

@@ -142,7 +142,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   // logged; those in flight finish.
   const refusing: Handler = (req, info) =>
     stopping?.aborted
-      ? statusResponse(503, { connection: "close" })
+      ? statusResponse(503, { connection: "close", "retry-after": "1" })
       : served(req, info);
   const { onResponse } = options;
   const observer: ResponseObserver = onResponse

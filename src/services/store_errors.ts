@@ -11,7 +11,9 @@ import { RateLimited, StoreUnavailableError } from "../store/store.ts";
 
 /** The router's error mapper for what stores throw. */
 export function mapStoreError(error: unknown): Response | undefined {
-  if (error instanceof StoreUnavailableError) return statusResponse(503);
+  if (error instanceof StoreUnavailableError) {
+    return statusResponse(503, { "retry-after": "1" });
+  }
   if (error instanceof RateLimited) {
     return tooManyWrites(error.rate, error.waitMs);
   }

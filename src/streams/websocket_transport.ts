@@ -23,7 +23,7 @@ export class WebSocketTransport implements Transport {
   #pending: string[] | undefined = [];
   #pendingLength = 0;
   /** Set when the stream ended before the socket opened. */
-  #closeCode: number | undefined;
+  #closing: EndReason | undefined;
 
   #share: BudgetShare;
 
@@ -37,7 +37,7 @@ export class WebSocketTransport implements Transport {
     socket.addEventListener("open", () => {
       // Deno opens a socket whose close() came during the handshake as if
       // none had: it is closed now, with the code it was ended with.
-      if (this.#closeCode !== undefined) socket.close(this.#closeCode);
+      if (this.#closing !== undefined) closeFor(socket, this.#closing);
       const pending = this.#pending ?? [];
       this.#pending = undefined;
       this.#pendingLength = 0;
@@ -75,7 +75,13 @@ export class WebSocketTransport implements Transport {
     this.#pending = undefined;
     this.#pendingLength = 0;
     if (this.socket.readyState === WebSocket.CONNECTING) {
-      this.#closeCode = CLOSE_CODES[reason].code;
-    } else this.socket.close(CLOSE_CODES[reason].code);
+      this.#closing = reason;
+    } else closeFor(this.socket, reason);
   }
+}
+
+/** Closes `socket` with the code for `reason`, and says why in the close frame. */
+function closeFor(socket: WebSocket, reason: EndReason): void {
+  const { code, when } = CLOSE_CODES[reason];
+  socket.close(code, when);
 }

@@ -14,6 +14,8 @@ export interface SocketReader {
   frames(count: number, timeoutMs?: number): Promise<Frame[]>;
   /** The close code, once the socket closed; fails after `timeoutMs`. */
   closed(timeoutMs?: number): Promise<number>;
+  /** The close frame's reason, once the socket closed. */
+  readonly reason: string | undefined;
   /** Closes the socket from the client's side. */
   close(): void;
 }
@@ -50,8 +52,12 @@ export async function openSocket(
   });
   const frames: Frame[] = [];
   let code: number | undefined;
+  let reason: string | undefined;
   socket.onmessage = (e) => frames.push(JSON.parse(e.data));
-  socket.onclose = (e) => code = e.code;
+  socket.onclose = (e) => {
+    code = e.code;
+    reason = e.reason;
+  };
   await until(
     () => socket.readyState !== WebSocket.CONNECTING || undefined,
     5000,
@@ -77,6 +83,9 @@ export async function openSocket(
       return frames.slice(taken - count, taken);
     },
     closed: (timeoutMs = 5000) => until(() => code, timeoutMs, "close"),
+    get reason() {
+      return reason;
+    },
     close: () => socket.close(),
   };
 }

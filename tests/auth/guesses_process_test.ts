@@ -76,6 +76,10 @@ Deno.test({
         const socket = await openSocket(`${server.url}events`);
         socket.socket.send(JSON.stringify({ token }));
         assert.equal(await socket.closed(), 1013, "a WebSocket's token frame");
+        assert.equal(
+          socket.reason,
+          "too many failed authentications from this client",
+        );
       }
       // Another address authenticates as before, at either process.
       using elsewhere = Deno.createHttpClient({ localAddress: "127.0.0.2" });

@@ -2,13 +2,15 @@ import assert from "node:assert/strict";
 import { mapStoreError } from "../../src/services/store_errors.ts";
 import { RateLimited, StoreUnavailableError } from "../../src/store/store.ts";
 
-Deno.test("a store that cannot be reached is 503, saying nothing of why", async () => {
+Deno.test("a store that cannot be reached is 503 with Retry-After, saying nothing of why", async () => {
   const res = mapStoreError(
     new StoreUnavailableError("redis at 10.0.0.5:6379 refused", {
       cause: new Error("ECONNREFUSED"),
     }),
   );
   assert.equal(res?.status, 503);
+  // A client learns when to come back, as from every other 503 of a store.
+  assert.equal(res?.headers.get("retry-after"), "1");
   const text = await res?.text() ?? "";
   assert.deepEqual(JSON.parse(text), {
     status: 503,
