@@ -6,7 +6,6 @@
 import { requestPath } from "./request_path.ts";
 import { allowedMethods, type Handler, type Routes } from "./router.ts";
 
-/** The request headers a page may send: the token, and a body's type. */
 const ALLOWED_HEADERS = "X-Messaging-Token, Content-Type";
 /** The response headers a page may read beyond the simple ones. */
 const EXPOSED_HEADERS = "Allow, Retry-After";

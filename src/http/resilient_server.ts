@@ -6,7 +6,6 @@
 
 import type { Handler } from "./router.ts";
 
-/** Options of {@linkcode serveResilient}. */
 export interface ResilientServeOptions {
   hostname: string;
   port: number;

@@ -8,7 +8,6 @@ import type { LogFormat } from "../http/request_log.ts";
 /** `info` on standard output, `error` on standard error. */
 export interface ProgramLog {
   info(message: string, fields?: Record<string, unknown>): void;
-  /** Details in `fields`. */
   error(message: string, fields?: Record<string, unknown>): void;
   /** With its stack: for the operator's eyes, never a client's. */
   fault(message: string, error: unknown): void;

@@ -23,7 +23,6 @@ export class Ring {
     return this.#size;
   }
 
-  /** Oldest first. */
   oldestFirst(limit: number): string[] {
     const count = Math.min(limit, this.#size);
     const start = this.#next - count;

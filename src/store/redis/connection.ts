@@ -162,7 +162,7 @@ class Link {
     work.finally(() => this.#background.delete(work));
   }
 
-  /** Only Redis-state errors and unsent commands are known not to have run; anything else may have. */
+  /** An error reply is a fault unless about Redis's state; a command never sent never ran; else it may have. */
   command<T>(send: (client: Client) => Promise<T>): Promise<T> {
     const current = this.client;
     if (current === undefined) {

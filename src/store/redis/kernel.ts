@@ -116,7 +116,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     return this.#highestId;
   }
 
-  /** Reads Redis's clock (for the fences) and newest id, removes stale records, notices a lost generation. */
+  /** Reads Redis's clock (for the fences) and newest id, removes stale records, adopts a lost generation anew. */
   async check(): Promise<void> {
     if (this.#checking) return;
     this.#checking = true;

@@ -40,7 +40,6 @@ export interface RedisConnection {
   readonly session: number;
   /** After resubscribing. */
   onReady(listener: () => void): void;
-  /** Called when an established connection is lost. */
   onLost(listener: () => void): void;
   /** Rejects once closed. */
   whenReady(): Promise<void>;
