@@ -1,7 +1,5 @@
 /**
- * Who a client is, for rate limits, stream limits and the log: the
- * connection's address, or behind a trusted proxy the address that proxy
- * saw.
+ * Who a client is, for rate limits, stream limits and the log.
  * @module
  */
 
@@ -29,25 +27,20 @@ import type { ConnectionInfo } from "./router.ts";
  */
 export type ClientAddressOf = (req: Request, info?: ConnectionInfo) => string;
 
-/** The client of a request with no connection information (called directly, not served). */
+/** For a request with no connection information (called directly, not served). */
 export const UNKNOWN_CLIENT = "unknown";
 
-/**
- * Longer than any IPv6 address with a zone: a longer value in
- * `X-Forwarded-For` is not an address, and must not become a key.
- */
+/** A longer `X-Forwarded-For` value is not an address and must not become a key. */
 const MAX_ADDRESS_LENGTH = 64;
 
-/** The last value of a comma-separated header: the one the nearest proxy appended. */
+/** The one the nearest proxy appended. */
 export function lastListValue(header: string): string {
   return header.slice(header.lastIndexOf(",") + 1).trim();
 }
 
 /**
- * The connection's address (`info.remoteAddr.hostname`). With `trustProxy`,
- * the last address of `X-Forwarded-For` instead: the one the nearest proxy
- * appended, which is the only one a client cannot forge. Without it the
- * header is ignored, since any client may send it.
+ * The connection's address; with `trustProxy`, the last `X-Forwarded-For` address, the only
+ * one a client cannot forge.
  *
  * @example Behind a proxy
  * ```ts

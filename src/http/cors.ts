@@ -1,23 +1,17 @@
 /**
- * Other origins (CORS): pages of the allowed origins may call every route.
- * Requests from any other origin, or without one, pass through untouched.
+ * CORS for the allowed origins; other requests pass through untouched.
  * @module
  */
 
 import { requestPath } from "./request_path.ts";
 import { allowedMethods, type Handler, type Routes } from "./router.ts";
 
-/** The request headers a page may send: the token, and a body's type. */
 const ALLOWED_HEADERS = "X-Messaging-Token, Content-Type";
 /** The response headers a page may read beyond the simple ones. */
 const EXPOSED_HEADERS = "Allow, Retry-After";
-/** How long a browser may reuse a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = "600";
 
-/**
- * Whether `value` may be given to `--cors-origin`: `*`, or an origin exactly
- * as browsers send it (`http://host[:port]` or `https://…`, no path).
- */
+/** `*`, or an origin exactly as browsers send it (no path). */
 export function isCorsOrigin(value: string): boolean {
   if (value === "*") return true;
   try {
@@ -29,7 +23,6 @@ export function isCorsOrigin(value: string): boolean {
   }
 }
 
-/** Whether an `Origin` is one of `origins` (`*`: any). */
 export function originAllowedBy(
   origins: readonly string[],
 ): (origin: string) => boolean {
@@ -38,11 +31,7 @@ export function originAllowedBy(
   return (origin) => allowed.has(origin);
 }
 
-/**
- * Wraps `handler` so that requests from `origins` (or any, with `*`) get
- * the CORS headers, and `OPTIONS` preflights on the paths of `routes` are
- * answered 204 with the route's methods. With no origins, returns `handler`.
- */
+/** Preflights answer 204 with the route's methods; with no origins, `handler` itself. */
 export function withCors(
   handler: Handler,
   routes: Routes,

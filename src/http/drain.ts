@@ -4,13 +4,8 @@
  */
 
 /**
- * Counts requests in flight so shutdown can wait for them itself. Deno 2.9's
- * `server.shutdown()` makes the unread body of a request in flight fail
- * (denoland/deno#36809), so the server is shut down only once the handlers
- * are done; meanwhile the handler itself sends new requests elsewhere (see
- * `stopSignal`). The count is kept by `observeResponses`, in the step that
- * already observes each answer: a step of its own cost every request a
- * promise (`bench/results/profiles/post_cpu.md`).
+ * Counts requests in flight: Deno 2.9's `server.shutdown()` fails unread bodies
+ * (denoland/deno#36809), so shutdown waits for the handlers first.
  *
  * @example Waiting for the requests in flight
  * ```ts

@@ -1,7 +1,5 @@
 /**
- * Errors that know their HTTP answer. A handler throws one anywhere below it
- * and the router answers it; the router needs to know nothing else about
- * the error.
+ * Errors that know their HTTP answer, thrown anywhere below the router.
  * @module
  */
 
@@ -15,11 +13,8 @@ import {
 } from "./response.ts";
 
 /**
- * An error carrying its status and the answer it stands for: the contract's
- * envelope when it has entries, else the fixed `{status, message}` body.
- * Only the {@linkcode FixedStatus} codes have a fixed body, so any other
- * status needs at least one entry: the types refuse `new HttpError(429)`,
- * and the constructor throws a `RangeError` for a caller they do not stop.
+ * An error carrying its answer. A status without a fixed body needs entries: the types refuse
+ * `new HttpError(429)` and the constructor throws a `RangeError`.
  *
  * @example Refusing from deep inside a handler
  * ```ts
@@ -48,18 +43,18 @@ import {
 export class HttpError extends Error {
   /** The HTTP status answered. */
   readonly status: number;
-  /** The envelope's entries; empty for the fixed-body statuses. */
+  /** Empty for the fixed-body statuses. */
   readonly errors: readonly ErrorEntry[];
   /** Extra response headers, such as `Retry-After`. */
   readonly headers: Record<string, string> | undefined;
 
-  /** An error of a status with a fixed body, answered with the envelope when it has entries. */
+  /** A fixed-body status, answered with the envelope when it has entries. */
   constructor(
     status: FixedStatus,
     errors?: readonly ErrorEntry[],
     headers?: Record<string, string>,
   );
-  /** An error of any error status (400 to 599), answered with the envelope of `errors`. */
+  /** Any error status (400 to 599), answered with the envelope of `errors`. */
   constructor(
     status: number,
     errors: readonly [ErrorEntry, ...ErrorEntry[]],
@@ -93,7 +88,6 @@ export class HttpError extends Error {
   }
 }
 
-/** The error answering `refusal`, its placeholders filled in from `values`. */
 export function refusalError(
   refusal: Refusal,
   values?: Placeholders,

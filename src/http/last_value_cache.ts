@@ -1,12 +1,8 @@
 /**
- * A one-entry memo for bodies built from state that rarely changes.
+ * A one-entry memo: hot reads re-encode their body only when the state changed.
  * @module
  */
 
-/**
- * Wraps `fn` so that a call with the same argument as the last one returns
- * the last result: hot reads re-encode their body only when the state changed.
- */
 export function lastValueCache<K, V>(fn: (key: K) => V): (key: K) => V {
   let lastKey: K | undefined;
   let lastValue: V | undefined;

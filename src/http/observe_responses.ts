@@ -1,7 +1,5 @@
 /**
- * One place that sees every answer and how long it took, for all who want
- * to know (the metrics, the request log): the clock is read twice per
- * request, not twice per observer, and one promise observes the answer.
+ * Every answer and its duration, for the metrics and the log: two clock reads per request, not per observer.
  * @module
  */
 
@@ -9,9 +7,7 @@ import type { InFlight } from "./drain.ts";
 import type { ConnectionInfo, Handler } from "./router.ts";
 
 /**
- * Told of every answered request: the request, its response, the
- * milliseconds from its arrival to its answer (an event stream's: to its
- * headers), and its connection when the server gave one.
+ * Told of every answered request; `ms` runs to the answer (an event stream's: to its headers).
  *
  * @example Counting slow answers
  * ```ts
@@ -37,11 +33,7 @@ export type ResponseObserver = (
   info?: ConnectionInfo,
 ) => void;
 
-/**
- * Wraps `handler` so that `observer` is told of each answer it gives, and
- * `inFlight`, when given, counts each request until its answer (or its
- * failure) in the same step.
- */
+/** `inFlight` is counted in the same step: a step of its own cost every request a promise (post_cpu.md). */
 export function observeResponses(
   handler: Handler,
   observer: ResponseObserver,

@@ -1,21 +1,18 @@
 /**
- * Whose pages may open a WebSocket: a browser sends `Origin` with every
- * upgrade and lets any page open a socket to any host, so the server must
- * refuse other sites itself, or they could read streams in a user's name.
+ * Whose pages may open a WebSocket: browsers let any page open one to any host, so the server
+ * refuses other sites, which could otherwise read streams in a user's name.
  * @module
  */
 
 import { lastListValue } from "./client_address.ts";
 import { originAllowedBy } from "./cors.ts";
 
-/** Whether a request's `Origin` (when it has one) may open a WebSocket. */
 export type OriginCheck = (req: Request) => boolean;
 
-/** Whether `origin` is the site `host` (a `Host` header value) names, on any scheme. */
+/** On any scheme. */
 function sameSite(origin: URL, host: string): boolean {
   try {
-    // Read with the origin's scheme, so a default port (`:443` for
-    // https) counts as the same whether written or not.
+    // With the origin's scheme, a default port counts the same written or not.
     return new URL(`${origin.protocol}//${host}`).host === origin.host;
   } catch {
     return false;
@@ -23,12 +20,8 @@ function sameSite(origin: URL, host: string): boolean {
 }
 
 /**
- * A check that lets through requests without `Origin` (not from a browser,
- * which always sends it), those from the service's own origin (the host of
- * the request's `Host`, or with `trustProxy` of `X-Forwarded-Host` as the
- * nearest proxy set it; any scheme, as a page over https may reach the
- * service through a proxy over http), and those from `allowed` (the
- * `--cors-origin` values; `*` allows any).
+ * Passes requests without `Origin` (not from a browser), from the service's own host (any scheme:
+ * a proxy may change it) and from `allowed` (`*`: any).
  *
  * @example A foreign page is refused
  * ```ts

@@ -1,6 +1,5 @@
 /**
- * The request log: one line per request on standard error, gathered and
- * written in batches off the request path.
+ * The request log, written in batches off the request path (docs/architecture.md).
  * @module
  */
 
@@ -8,36 +7,25 @@ import { type ClientAddressOf, clientAddressOf } from "./client_address.ts";
 import { requestPath } from "./request_path.ts";
 import type { ResponseObserver } from "./observe_responses.ts";
 
-/** How log lines are written: as text, or one JSON object per line. */
 export type LogFormat = "text" | "json";
 
-/** Options of {@linkcode requestLogger}. */
 export interface RequestLogOptions {
-  /** `text` (the default): `TIME METHOD PATH STATUS MSms`; `json`: an object with `time`, `method`, `route`, `status`, `ms` and `client`. */
+  /** `text` (default): `TIME METHOD PATH STATUS MSms`; `json`: also the client. */
   format?: LogFormat;
-  /** Who the client is, for the JSON lines. Default: the connection's address. */
   clientOf?: ClientAddressOf;
 }
 
-/** Where log lines go. */
 export interface LogSink {
-  /** Takes one line (without its newline). */
   write(line: string): void;
-  /** Writes out every line taken so far, before this returns. */
   flush(): void;
 }
 
-/** Options of {@linkcode bufferedSink}. */
 export interface BufferedSinkOptions {
-  /** Writes the bytes out whole before it returns: the sink reuses them. Default: standard error. */
+  /** Must write the bytes whole before it returns: the sink reuses them. Default: standard error. */
   out?: (bytes: Uint8Array) => void;
-  /**
-   * The size of a batch: no write is larger, except lines arriving together
-   * that might not fit an empty batch, which go out on their own. Default
-   * 64 KiB.
-   */
+  /** No write is larger, except lines too big for an empty batch. Default 64 KiB. */
   maxBytes?: number;
-  /** The longest a line waits to be written, in milliseconds. Default 50. */
+  /** Default 50 ms. */
   delayMs?: number;
 }
 
@@ -52,18 +40,9 @@ function writeAll(bytes: Uint8Array): void {
 }
 
 /**
- * A sink that writes its lines in batches: one write per `delayMs` (or per
- * `maxBytes`) instead of one per line, which doubled the CPU of a
- * `GET /quote` (see `bench/results/profiles/request_log.md`). It writes what it
- * holds when the process ends, `Deno.exit` included (both fire `unload`);
- * `serve.ts` also flushes when `deno serve` stops it.
- *
- * The batch waits as bytes, not as text. Lines kept as one string until
- * the batch was written outlived V8's young collections, and so many
- * survivors made V8 grow its young generation, and RSS with it. So lines
- * are joined in a short string (one encoding per kilobyte, not one per
- * line, which cost more) that is encoded into the batch before it can age
- * (see `bench/results/profiles/request_log.md`).
+ * One write per batch, not per line, which doubled a `GET /quote`'s CPU; the batch waits as
+ * bytes so it does not outlive V8's young collections (bench/results/profiles/request_log.md).
+ * Flushed on `unload`, `Deno.exit` included.
  */
 export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   const out = options.out ?? writeAll;
@@ -105,21 +84,14 @@ export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   };
 }
 
-/**
- * The request log's observer: one line per answered request to `sink`, with
- * the time it was answered (ISO 8601, UTC), method, path, status,
- * milliseconds, and in JSON the client's address. Never a header, a query or
- * a body: the token and the messages stay out of the log. Given as
- * `createHandler`'s `onResponse`, it shares the clock of the metrics.
- */
+/** Never a header, a query or a body: tokens and messages stay out of the log. */
 export function requestLogger(
   sink: LogSink,
   options: RequestLogOptions = {},
 ): ResponseObserver {
   const clientOf = options.clientOf ?? clientAddressOf();
   const json = options.format === "json";
-  // Many requests are answered within one millisecond: the time is
-  // formatted once for all of them.
+  // Formatted once for the many requests answered within one millisecond.
   let lastMs = 0;
   let lastTime = "";
   return (req, res, ms, info) => {
@@ -128,8 +100,6 @@ export function requestLogger(
       lastMs = now;
       lastTime = new Date(now).toISOString();
     }
-    // The path only: the query is the client's business, and the token
-    // travels in a header, which is never logged.
     sink.write(
       json
         ? JSON.stringify({

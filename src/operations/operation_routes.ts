@@ -1,6 +1,5 @@
 /**
- * The routes of whoever runs the service: `/healthz` (the process serves),
- * `/readyz` (its store answers) and `/metrics` (Prometheus).
+ * The operator's routes: `/healthz`, `/readyz` and `/metrics`.
  * @module
  */
 
@@ -17,22 +16,17 @@ import { type Metrics, METRICS_CONTENT_TYPE } from "./metrics.ts";
 const HEALTHY = JSON.stringify({ status: "ok" });
 const READY = JSON.stringify({ status: "ready" });
 
-/** What {@linkcode operationRoutes} reports on. */
 export interface OperationRouteOptions {
   store: StoreHealth & Pick<UserDirectory, "userCount">;
   hub: StreamHub;
   metrics: Metrics;
-  /** How many requests were answered 503 because the store failed. */
+  /** Answered 503 because the store failed. */
   storeFailures: () => number;
   /** Failed authentications, and requests refused for guessing, so far. */
   authOutcomes: Readonly<Record<AuthOutcome, number>>;
 }
 
-/**
- * How long the event loop took to come round to a callback queued now, in
- * seconds. `setImmediate`, not `setTimeout(0)`: Deno delays a zero timer by
- * a millisecond or more even when idle.
- */
+/** In seconds. `setImmediate`: Deno delays a zero timer by a millisecond or more even when idle. */
 function eventLoopLag(): Promise<number> {
   const start = performance.now();
   return new Promise((resolve) =>
@@ -42,7 +36,6 @@ function eventLoopLag(): Promise<number> {
 
 const startSeconds = Math.round(performance.timeOrigin / 1000);
 
-/** Samples the store, the streams and the process into `metrics`. */
 function sampleAll(options: OperationRouteOptions): void {
   const { metrics, store, hub } = options;
   const sample = metrics.sample.bind(metrics);
@@ -117,9 +110,6 @@ function sampleAll(options: OperationRouteOptions): void {
   );
 }
 
-/**
- * `GET /healthz`, `GET /readyz` and `GET /metrics`.
- */
 export function operationRoutes(options: OperationRouteOptions): Routes {
   const { store, metrics } = options;
   sampleAll(options);

@@ -1,6 +1,5 @@
 /**
- * What `/healthz`, `/readyz` and `/metrics` say of themselves, as
- * `operationRoutes` serves them: the OpenAPI document is built from this.
+ * The operator's routes' OpenAPI operations.
  * @module
  */
 
@@ -11,7 +10,6 @@ import {
 } from "../http/operation.ts";
 import { METRICS_CONTENT_TYPE } from "./metrics.ts";
 
-/** A probe: `{"status": status}`. */
 const probe = (
   operation: Pick<Operation, "operationId" | "summary" | "description">,
   description: string,
@@ -25,7 +23,6 @@ const probe = (
   },
 });
 
-/** The operator's routes, served whatever the services. */
 export const OPERATOR_OPERATIONS: Operations = {
   "/healthz": {
     GET: probe(

@@ -1,27 +1,14 @@
 /**
- * The seam between live streams and presence. Whatever carries a reader
- * (an event stream opened with `X-Messaging-Token`, a WebSocket that sent
- * its token) tells the tracker when a stream authenticated as a user opens,
- * and calls back once when it closes; the tracker counts them per user and
- * tells the store when a user's first stream in this process opens and its
- * last one closes (`PresenceBoard.userOnline` / `PresenceBoard.userOffline`), which is
- * where processes are added up.
- *
- * When a user is unregistered, the streams opened as them stop counting:
- * they stay open (their readers hear `registered: false`), and closing
- * them later changes nothing, so a new user of the same name starts from
- * none.
+ * Counts this process's authenticated streams per user and tells the store only of a user's first
+ * and last, where processes are added up (docs/architecture.md, "Presence tracker").
  * @module
  */
 
 import type { ChangeFeed, PresenceBoard } from "../store/store.ts";
 
-/** What the tracker tells and hears: presence, and unregistrations. */
 type TrackedStore = PresenceBoard & ChangeFeed;
 
 /**
- * Counts this process's authenticated streams per user.
- *
  * @example An authenticated stream's life
  * ```ts
  * import assert from "node:assert/strict";
@@ -40,14 +27,11 @@ type TrackedStore = PresenceBoard & ChangeFeed;
  * ```
  */
 export interface PresenceTracker {
-  /**
-   * A stream authenticated as `name` opened in this process; answers the
-   * function to call when it closes (calls after the first change nothing).
-   */
+  /** Answers the close callback; calls after the first change nothing. */
   streamOpened(name: string): () => void;
 }
 
-/** One user's streams in this process; replaced when the user is unregistered. */
+/** Replaced when the user is unregistered. */
 interface Hold {
   count: number;
 }
@@ -55,7 +39,7 @@ interface Hold {
 class CountingTracker implements PresenceTracker {
   #store: TrackedStore;
   #holds = new Map<string, Hold>();
-  /** Stops hearing of unregistrations: heard only while some stream counts. */
+  /** Heard only while some stream counts. */
   #stopHearing: (() => void) | undefined;
 
   constructor(store: TrackedStore) {
@@ -84,7 +68,7 @@ class CountingTracker implements PresenceTracker {
     };
   }
 
-  /** Stops counting `name`'s streams: its last one closed, or it was unregistered. */
+  /** Its last one closed, or it was unregistered. */
   #drop(name: string): void {
     if (!this.#holds.delete(name)) return;
     this.#store.userOffline(name);
@@ -98,9 +82,7 @@ class CountingTracker implements PresenceTracker {
 const trackers = new WeakMap<TrackedStore, PresenceTracker>();
 
 /**
- * The tracker of `store` in this process: one per store, however many
- * handlers are built over it, so that two handlers' streams of one user
- * add up rather than take turns.
+ * One per store, so two handlers' streams of one user add up rather than take turns.
  *
  * @example Two handlers, one tracker
  * ```ts

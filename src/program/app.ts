@@ -1,8 +1,6 @@
 /**
- * Composition: which services one handler serves, over one shared store,
- * with their OpenAPI description at `/openapi.json`, the chat page beside
- * messaging, the operator's routes (`/healthz`, `/readyz`, `/metrics`), and
- * the origins allowed to call them.
+ * Composes the selected services, the chat page, `/openapi.json` and the operator's routes into one
+ * handler over one store, so one stream cap and one presence tracker cover the process.
  * @module
  */
 
@@ -64,24 +62,19 @@ import { operationRoutes } from "../operations/operation_routes.ts";
 export interface HandlerOptions extends ServiceOptions {
   /** Which services to serve. Default `all`. */
   service?: ServiceSelection;
-  /** Where unexpected faults are reported; the client only ever sees a bare 500. Default: standard error, with the stack. */
+  /** The client only ever sees a bare 500. Default: standard error, with the stack. */
   logFault?: FaultLogger;
-  /**
-   * Told of every answer and how long it took, the refusals while stopping
-   * included: the program's request log. It runs on the request path, so it
-   * should only note what it needs and write later.
-   */
+  /** The request log; it runs on the request path, so it should note what it needs and write later. */
   onResponse?: ResponseObserver;
-  /** Counts the requests in flight, so that shutdown can wait for them. */
+  /** So that shutdown can wait for the requests in flight. */
   inFlight?: InFlight;
 }
 
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
 
 /**
- * Builds one handler serving the selected services over one shared store,
- * their OpenAPI description at `/openapi.json`, and `/healthz`, `/readyz`
- * and `/metrics` for whoever runs it.
+ * One handler for the selected services over one store, with `/openapi.json`, `/healthz`,
+ * `/readyz` and `/metrics`.
  *
  * @example Mounting both services in Deno.serve
  * ```ts
@@ -138,8 +131,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   });
   const served = withCors(router, routes, options.corsOrigins ?? []);
   const stopping = options.stopSignal;
-  // Once stopping, new requests are sent elsewhere, and still counted and
-  // logged; those in flight finish.
+  // Once stopping, new requests go elsewhere (still counted and logged); those in flight finish.
   const refusing: Handler = (req, info) =>
     stopping?.aborted
       ? statusResponse(503, { connection: "close", "retry-after": "1" })

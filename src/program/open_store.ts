@@ -1,8 +1,5 @@
 /**
- * Opens the store a `--store` value (or `LMS_STORE`) names: `memory`, a
- * `redis://` URL, or a `redis+sentinel://` URL. The Redis client (and the Node compatibility layer it
- * needs) is loaded only when a Redis store is opened, so a process on the
- * memory store never pays for it.
+ * Opens the store `--store` names; the Redis client (and Deno's Node layer) loads only for Redis.
  * @module
  */
 
@@ -10,11 +7,7 @@ import { MemoryStore } from "../store/memory_store.ts";
 import { isRedisUrl } from "../store/redis/store_url.ts";
 import type { Store, StoreLimits } from "../store/store.ts";
 
-/**
- * The variables the `redis` npm client reads once connected. A program
- * that may open a Redis store must be allowed to read them (`--allow-env`),
- * or Deno refuses the read and the connection fails.
- */
+/** The `redis` client reads these once connected: without `--allow-env` for them the connection fails. */
 export const REDIS_CLIENT_VARIABLES: readonly string[] = [
   "REDIS_DEBUG_MAINTENANCE",
   "REDIS_EMIT_DIAGNOSTICS",
@@ -30,25 +23,24 @@ export const REDIS_CLIENT_VARIABLES: readonly string[] = [
  * ```
  */
 export interface OpenStoreOptions extends StoreLimits {
-  /** `memory`, `redis://host:port[/db]`, or `redis+sentinel://host:port[,host:port...]/master-name[/db]`. */
+  /** `memory`, `redis://host:port[/db]` or `redis+sentinel://host:port[,...]/master-name[/db]`. */
   store: string;
   /** Key prefix for Redis. Default `lms:`. */
   redisPrefix?: string;
   /** Replicas that must hold a write before it is answered (Redis's `WAIT`). Default 0. */
   redisWaitReplicas?: number;
-  /** Told when the Redis connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
+  /** Told when the Redis connection is lost or restored. Default: a line on standard error. */
   onStatus?: (message: string, level: "error" | "info") => void;
-  /** The event streams' heartbeat, which paces presence across Redis processes. Default 15,000 ms. */
+  /** Paces presence across Redis processes. Default 15,000 ms. */
   heartbeatMs?: number;
 }
 
-/** Whether `spec` names a store {@linkcode openStore} can open. */
 export function isStoreSpec(spec: string): boolean {
   return spec === "memory" || isRedisUrl(spec);
 }
 
 /**
- * Opens the store; a Redis store connects first and throws if it cannot.
+ * A Redis store connects first and throws if it cannot.
  *
  * @example The memory store
  * ```ts
@@ -71,7 +63,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (!isStoreSpec(options.store)) {
     throw new TypeError(`not a store: ${options.store}`);
   }
-  // Dynamic, so that a process on the memory store never loads the client.
   const { RedisStore } = await import("../store/redis/redis_store.ts");
   return await RedisStore.connect({
     url: options.store,

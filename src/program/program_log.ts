@@ -1,20 +1,17 @@
 /**
- * The program's own lines (start-up, shutdown, Redis connection, faults),
- * as text or as one JSON object per line, like the request log.
+ * The program's own lines, as text or as JSON like the request log.
  * @module
  */
 
 import type { LogFormat } from "../http/request_log.ts";
 
-/** The program's log: `info` on standard output, `error` on standard error. */
+/** `info` on standard output, `error` on standard error. */
 export interface ProgramLog {
-  /** A line about the program's life (listening, stopping). */
   info(message: string, fields?: Record<string, unknown>): void;
-  /** A problem (a lost connection, a fault), with details in `fields`. */
   error(message: string, fields?: Record<string, unknown>): void;
-  /** A fault nobody expected, with its stack: for the operator's eyes, never a client's. */
+  /** With its stack: for the operator's eyes, never a client's. */
   fault(message: string, error: unknown): void;
-  /** A change of a connection's state on standard error: lost (`error`), or back (`info`). */
+  /** Lost (`error`), or back (`info`). */
   report(message: string, level: "error" | "info"): void;
 }
 
@@ -36,7 +33,6 @@ function line(
   return [message, ...details].join(" ");
 }
 
-/** The program's log in `format`. */
 export function programLog(format: LogFormat): ProgramLog {
   const report = (
     message: string,

@@ -9,13 +9,12 @@ import type { StoreEvent } from "./store.ts";
 export class ChangeListeners {
   #listeners = new Set<(event: StoreEvent) => void>();
 
-  /** Adds `listener`; answers the function that removes it. */
+  /** Answers the function that removes it. */
   subscribe(listener: (event: StoreEvent) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
-  /** Tells every listener of `event`. */
   emit(event: StoreEvent): void {
     for (const listener of this.#listeners) listener(event);
   }

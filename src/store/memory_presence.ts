@@ -1,23 +1,17 @@
 /**
- * Who is online, and forgetting idle users, for the memory store: one
- * process holds every stream, so a name is online exactly while this
- * process's presence tracker says it holds one.
+ * Presence for the memory store: one process holds every stream, so its tracker is the truth.
  * @module
  */
 
 import { forgetSweepMs, type StoreEvent } from "./store.ts";
 
-/** What forgetting needs: how long, and the store's own unregistering. */
 export interface Forgetting {
-  /** Idle seconds before a user is forgotten. */
   afterSeconds: number;
-  /** Unregisters `name` exactly as `removeUser` does. */
+  /** Exactly as `removeUser` does. */
   unregister(name: string): void;
 }
 
 /**
- * The online names and, while forgetting, when each user was last active.
- *
  * @example Following one user
  * ```ts
  * import assert from "node:assert/strict";
@@ -38,16 +32,11 @@ export interface Forgetting {
 export class MemoryPresence {
   #emit: (event: StoreEvent) => void;
   #online = new Set<string>();
-  /**
-   * When each registered user was last active (`performance.now()`), oldest
-   * first: every activity moves the name to the end, so a sweep stops at
-   * the first name that is not idle. Kept only while forgetting.
-   */
+  /** Last activity, oldest first (activity moves a name to the end), so a sweep stops at the first not idle. */
   #active = new Map<string, number>();
   #forgetting: Forgetting | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  /** Tells `emit` of every change; forgets idle users when `forgetting` is given. */
   constructor(emit: (event: StoreEvent) => void, forgetting?: Forgetting) {
     this.#emit = emit;
     this.#forgetting = forgetting;
@@ -59,39 +48,34 @@ export class MemoryPresence {
     }
   }
 
-  /** Whether `name` is online. */
   isOnline(name: string): boolean {
     return this.#online.has(name);
   }
 
-  /** `name` (registered) came online. */
   online(name: string): void {
     if (this.#online.has(name)) return;
     this.#online.add(name);
     this.#emit({ kind: "presence", name, online: true });
   }
 
-  /** `name` went offline: its idle time starts now. */
+  /** Its idle time starts now. */
   offline(name: string): void {
     if (!this.#online.delete(name)) return;
     this.active(name);
     this.#emit({ kind: "presence", name, online: false });
   }
 
-  /** `name` registered or made an authenticated request. */
   active(name: string): void {
     if (this.#forgetting === undefined) return;
     this.#active.delete(name);
     this.#active.set(name, performance.now());
   }
 
-  /** `name` was unregistered: it is neither online nor followed any more. */
   removed(name: string): void {
     this.#online.delete(name);
     this.#active.delete(name);
   }
 
-  /** Unregisters every user idle for the forgetting time, oldest first. */
   #sweep(): void {
     const { afterSeconds, unregister } = this.#forgetting!;
     const now = performance.now();
@@ -100,14 +84,12 @@ export class MemoryPresence {
     for (let left = this.#active.size; left > 0; left--) {
       const [name, last] = this.#active.entries().next().value!;
       if (last > idleSince) return;
-      // Online is active: it goes to the end, so online users do not keep
-      // the sweep from reaching idle ones.
+      // Online counts as active: to the end, so it does not keep the sweep from idle ones.
       if (this.#online.has(name)) this.active(name);
       else unregister(name);
     }
   }
 
-  /** Stops the sweep. */
   close(): void {
     clearInterval(this.#timer);
   }

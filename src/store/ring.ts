@@ -1,6 +1,5 @@
 /**
- * A fixed-size ring: inserting costs the same at any count, and memory stops
- * growing at the capacity.
+ * A fixed-size ring: inserting costs the same at any count, and memory stops at the capacity.
  * @module
  */
 
@@ -10,24 +9,20 @@ export class Ring {
   #next = 0;
   #size = 0;
 
-  /** Makes an empty ring holding at most `capacity` items. */
   constructor(readonly capacity: number) {
     this.#items = new Array(capacity);
   }
 
-  /** Inserts `item` as the newest. */
   push(item: string): void {
     this.#items[this.#next] = item;
     this.#next = (this.#next + 1) % this.capacity;
     if (this.#size < this.capacity) this.#size++;
   }
 
-  /** How many items are held. */
   get size(): number {
     return this.#size;
   }
 
-  /** The newest `limit` items, oldest first. */
   oldestFirst(limit: number): string[] {
     const count = Math.min(limit, this.#size);
     const start = this.#next - count;
@@ -51,7 +46,7 @@ export class Ring {
     return items;
   }
 
-  /** The newest `limit` items, newest first. */
+  /** Newest first. */
   newest(limit: number): string[] {
     return this.oldestFirst(limit).reverse();
   }

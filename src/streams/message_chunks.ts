@@ -1,26 +1,18 @@
 /**
- * The `message` events of the newest messages, kept once for every stream:
- * a thousand readers catching up on the same five messages, and then
- * reading the next one live, hold the same encoded bytes (or the same
- * WebSocket frames), not a thousand copies of them.
+ * The newest messages' events, kept once so a thousand readers hold the same bytes, not copies.
  * @module
  */
 
 import { StreamEvent } from "./event_stream_format.ts";
 
-/** How many of the newest messages stay kept: a catch-up without `Last-Event-ID` sends five. */
+/** A catch-up without `Last-Event-ID` sends five. */
 const KEPT = 32;
 
-/** The message events of the newest messages, by id. */
 export class MessageChunks {
-  /** In insertion order, so the first entry is the one kept longest. */
+  /** In insertion order: the first entry is the oldest. */
   #byId = new Map<number, StreamEvent>();
 
   /**
-   * The `message` event of message `id` whose JSON is `json`: the same
-   * event, encoded at most once per transport, as the last time it was
-   * asked for, while it is among the newest.
-   *
    * @example The same bytes for every reader
    * ```ts
    * import assert from "node:assert/strict";
@@ -41,7 +33,6 @@ export class MessageChunks {
     const event = new StreamEvent("message", json, id);
     this.#byId.delete(id);
     this.#byId.set(id, event);
-    // Bounded: one entry out for each one in past KEPT.
     for (const oldest of this.#byId.keys()) {
       if (this.#byId.size <= KEPT) break;
       this.#byId.delete(oldest);

@@ -1,6 +1,5 @@
 /**
- * The server-sent event transport: a `ReadableStream` that a `Response`
- * carries, opening with `retry: 1000`.
+ * The server-sent event transport: a `ReadableStream` body, opening with `retry: 1000`.
  * @module
  */
 
@@ -8,50 +7,35 @@ import { HEARTBEAT, RETRY, type StreamEvent } from "./event_stream_format.ts";
 import type { BudgetShare } from "./stream_budget.ts";
 import type { EndReason, Transport } from "./transport.ts";
 
-/**
- * What an ended stream fails with: Deno reports it to the server's
- * `onError`, which should pass over it, since it is no fault.
- */
+/** No fault: Deno reports it to the server's `onError`, which should pass over it. */
 export class StreamEnded extends Error {
-  /** The reason, for the log of whoever looks. */
   constructor(reason: string) {
     super(reason);
     this.name = "StreamEnded";
   }
 }
 
-/**
- * The most handed to Deno at once. Deno copies what it pulls into a write
- * buffer per connection that keeps its size once grown, so big pieces make
- * every connection that once carried them costlier for as long as it stays
- * open (bench/results/profiles/stream_memory.md).
- */
+/** Deno's per-connection write buffer keeps its grown size (bench/results/profiles/stream_memory.md). */
 const PIECE_BYTES = 16 * 1024;
 
-/** What a taken slot of the queue holds, so its chunk can be collected. */
+/** Fills a taken slot so its chunk can be collected. */
 const EMPTY = new Uint8Array(0);
 
 /**
- * One reader's event stream: the body of its `Response`. A chunk is handed
- * to Deno only when Deno pulls, so what Deno has not taken waits here,
- * where it is counted (a stream's own queue Deno would empty into its
- * buffers at once), and as the very chunk every other reader holds.
+ * Chunks are handed to Deno only as it pulls, so what waits is counted here, as the very
+ * chunk every other reader holds (docs/architecture.md, "Event streams").
  */
 export class SseTransport implements Transport {
-  /** The body of the `Response`. */
   readonly body: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #share: BudgetShare;
-  /** Chunks Deno has not taken, from `#first` on; shared with other readers. */
   #queue: Uint8Array[] = [];
   #first = 0;
-  /** How much of the first queued chunk Deno has taken. */
   #offset = 0;
   #queuedBytes = 0;
-  /** Deno asked for a piece when none was queued: the next is handed at once. */
+  /** Deno asked when nothing was queued: the next piece goes at once. */
   #wanted = false;
 
-  /** A stream that tells `gone` when its reader cancels it, and holds its chunks in `share`. */
   constructor(gone: () => void, share: BudgetShare) {
     this.#share = share;
     this.body = new ReadableStream<Uint8Array>({
@@ -67,7 +51,7 @@ export class SseTransport implements Transport {
         gone();
       },
     }, { highWaterMark: 0 });
-    // Not held in the budget: one constant of the module, however many wait for it.
+    // Not held in the budget: one constant, however many wait for it.
     this.#queue.push(RETRY);
     this.#queuedBytes = RETRY.byteLength;
   }
@@ -84,15 +68,9 @@ export class SseTransport implements Transport {
     this.#push(HEARTBEAT);
   }
 
-  /**
-   * Closes the body after what is queued, or errors it at once (dropping
-   * what is queued) for a reader too far behind or a failed catch-up, and
-   * when bytes still wait: a close would wait for a reader that may never
-   * come. The reader may reconnect and catch up.
-   */
+  /** Errors instead of closing when bytes still wait: a close would wait for a reader that may never come. */
   close(reason: EndReason): void {
-    // An unregistered reader is told so by the last event, then the stream
-    // ends as a stream does: clients see an end, not a fault.
+    // An unregistered reader was told by the last event: it sees an end, not a fault.
     const abort = reason !== "reconnect" && reason !== "stopping" &&
       reason !== "unregistered";
     try {
@@ -114,14 +92,13 @@ export class SseTransport implements Transport {
 
   #pull(): void {
     const chunk = this.#queue[this.#first];
-    // Nothing queued (or the stream ended meanwhile): the next push hands it.
     if (chunk === undefined) return;
     this.#wanted = false;
     const piece = chunk.subarray(this.#offset, this.#offset + PIECE_BYTES);
     this.#offset += piece.byteLength;
     this.#queuedBytes -= piece.byteLength;
     if (this.#offset === chunk.byteLength) {
-      // Taken from the front without shifting the whole array each time.
+      // Without shifting the whole array each time.
       this.#queue[this.#first++] = EMPTY;
       this.#offset = 0;
       if (this.#first === this.#queue.length) {

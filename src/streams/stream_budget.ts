@@ -1,51 +1,37 @@
 /**
- * The bytes waiting for the readers of one process, against one bound for
- * them all, so that a few stalled readers cannot make the process hold
- * `readers × per-reader bound`. What counts is what the process holds: a
- * chunk many readers wait for (the same catch-up, the same live event) is
- * held once and counted once, so a burst of readers catching up on the
- * same history fits, while copies only one reader holds (a WebSocket's
- * `bufferedAmount`) count for each. Past the bound the readers furthest
- * behind are cut first. Transport-neutral: a transport tells which shared
- * chunks it holds, and whatever else waits for its reader is its own.
+ * One bound on the bytes waiting for all readers of a process, a shared chunk counted once,
+ * so a few stalled readers cannot hold `readers × per-reader bound` (docs/architecture.md).
  * @module
  */
 
 /** One reader's share of a {@linkcode StreamBudget}. */
 export interface BudgetShare {
-  /** Holds `chunk` (`bytes` long) for this reader; counted in the total once, however many readers hold it. */
+  /** Counted in the total once, however many readers hold it. */
   hold(chunk: object | string, bytes: number): void;
-  /** Gives back one hold of `chunk`. */
   drop(chunk: object | string): void;
-  /** Reads again what waits for the reader; what its held chunks do not account for counts as its own. */
+  /** What its held chunks do not account for counts as its own. */
   measure(): void;
-  /** Gives back everything; the share counts nothing from then on. */
   close(): void;
 }
 
-/** A shared chunk: its size and how many holds it has over all shares. */
 interface Held {
   bytes: number;
   holds: number;
 }
 
-/** One reader, as its budget sees it. */
 interface Reader {
-  /** Bytes waiting for the reader: its place in the order of whom to cut. */
+  /** Its place in the order of whom to cut. */
   queuedBytes: () => number;
-  /** Ends the reader; its share is closed already. */
+  /** Its share is closed already. */
   cut: () => void;
-  /** How many holds of each chunk this reader has. */
   holds: Map<object | string, number>;
-  /** The bytes of its holds, one count per hold. */
   heldBytes: number;
-  /** What waits for it beyond its held chunks, as last measured. */
+  /** What waits beyond its held chunks, as last measured. */
   ownBytes: number;
 }
 
 /** One bound on the bytes waiting for all readers of a process. */
 export class StreamBudget {
-  /** Past this many bytes in total, readers are cut. */
   readonly maxBytes: number;
   #held = new Map<object | string, Held>();
   #heldBytes = 0;
@@ -53,8 +39,6 @@ export class StreamBudget {
   #readers = new Set<Reader>();
 
   /**
-   * A budget of `maxBytes` for all readers.
-   *
    * @example A shared chunk counts once; the reader furthest behind is cut first
    * ```ts
    * import assert from "node:assert/strict";
@@ -81,15 +65,10 @@ export class StreamBudget {
     this.maxBytes = maxBytes;
   }
 
-  /** Bytes waiting for all readers, each shared chunk once. */
   get total(): number {
     return this.#heldBytes + this.#ownBytes;
   }
 
-  /**
-   * A share for one reader, for whom `queuedBytes` answers what waits; `cut`
-   * ends that reader when the budget must (its share is closed by then).
-   */
   share(queuedBytes: () => number, cut: () => void): BudgetShare {
     const reader: Reader = {
       queuedBytes,
@@ -136,7 +115,6 @@ export class StreamBudget {
     return grew;
   }
 
-  /** Gives back `count` holds of `chunk`; answers their bytes. */
   #release(chunk: object | string, count: number): number {
     const held = this.#held.get(chunk);
     if (held === undefined) return 0;
@@ -158,10 +136,9 @@ export class StreamBudget {
 
   #cutWhileOver(): void {
     if (this.total <= this.maxBytes) return;
-    // A WebSocket's own bytes are read on writes and ticks: what drained
-    // since then is not to cost anyone their stream.
+    // What a WebSocket drained since its last measure must not cost anyone their stream.
     for (const reader of this.#readers) this.#measure(reader);
-    // Each pass closes one share, so this ends within as many passes as there are shares.
+    // Each pass closes one share, so this ends.
     while (this.total > this.maxBytes && this.#readers.size > 0) {
       let furthest: Reader | undefined;
       let most = -1;

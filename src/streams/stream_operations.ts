@@ -1,6 +1,5 @@
 /**
- * What both stream routes say of themselves in the OpenAPI document: the
- * refusals before a stream opens, the WebSocket's frames and close codes.
+ * The stream routes' OpenAPI operations: refusals, the WebSocket's frames and close codes.
  * @module
  */
 
@@ -16,7 +15,6 @@ const WEBSOCKET =
   '\n\n**WebSocket.** With a WebSocket upgrade the same stream comes as a socket (same caps, counted with event streams; same catch-up and order), each event one text frame holding one JSON object: `{"event":"message","id":6,"data":<message>}`, `{"event":"gap","data":{"missed":K}}`, `{"event":"quote","data":<quote>}`, `{"event":"presence","data":{...}}`. The client may send one first frame `{"token":"<name>-<token>"}`. A browser upgrade from an origin that is neither the service\'s own nor allowed by `--cors-origin` is answered 403. Close codes: ' +
   `${closeCodes}. See docs/api.md.`;
 
-/** A stream route's operation: `description` with the WebSocket's, and the refusals every stream may answer. */
 export function streamOperation(
   operation: Pick<Operation, "operationId" | "summary" | "token"> & {
     description: string;

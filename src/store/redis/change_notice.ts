@@ -1,34 +1,23 @@
 /**
- * The change notices every process publishes on the shared channel and
- * every process hears: the scripts build them in Lua (`lua/notices.lua`),
- * and {@linkcode decodeNotice} reads them back.
- * A notice is a tag, then a colon and what changed; only the first colon
- * counts, so the rest may hold any text. The format is the one earlier
- * versions publish, so processes of two versions sharing a Redis during an
- * upgrade still hear each other.
+ * Change notices, built in Lua (`lua/notices.lua`). Only the first colon counts; the format is
+ * that of earlier versions, so two versions sharing a Redis during an upgrade hear each other.
  * @module
  */
 
 /** A change as a notice tells it. */
 export type Notice =
-  /** A message stored, with its id and its JSON text. */
   | { kind: "message"; id: number; json: string }
-  /** The quote replaced. */
   | { kind: "quote"; quote: string }
-  /** A user registered. */
   | { kind: "registered" }
-  /** A user removed, by name. */
   | { kind: "removed"; name: string }
-  /** A user online in some process now, where it was online in none. */
+  /** Online in some process now, where it was in none. */
   | { kind: "online"; name: string }
-  /** A user online in no process any more. */
   | { kind: "offline"; name: string }
   /** A client that failed to authenticate too often, and how long it must wait. */
   | { kind: "limited"; client: string; waitMs: number };
 
 /**
- * The change `text` tells, or `undefined` when it is not a notice of this
- * version (another version of the program may share the channel).
+ * `undefined` when not a notice of this version (another may share the channel).
  *
  * @example Reading a message notice
  * ```ts

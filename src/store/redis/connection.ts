@@ -43,25 +43,17 @@ const scripts = Object.fromEntries(
   ]),
 ) as Record<ScriptName, ReturnType<typeof defineScript>>;
 
-/**
- * Error replies about the state of Redis, not about the command: out of
- * memory, a password now required, a replica, loading its data, a busy
- * script, a failing disk. The service cannot act on them, so they are
- * answered 503 like an unreachable Redis.
- */
+/** Refusals about Redis's state, not the command: the service cannot act on them, so 503. */
 const STATE_REPLY =
   /^(OOM|NOAUTH|WRONGPASS|LOADING|READONLY|MASTERDOWN|BUSY|NOREPLICAS|MISCONF|CLUSTERDOWN|TRYAGAIN|NOPERM)\b/;
 
-/** A refusal that repeats is logged once per kind per this window, with its count. */
 const REPEATED_FAULT_WINDOW_MS = 10_000;
 
-/** How often a connection through Sentinel asks the sentinels whether they still name its master. */
 const MASTER_CHECK_MS = 1000;
 
-/** How long a connection through Sentinel waits between two rounds of looking for the master: up to this, doubling from 50 ms. */
+/** Backoff cap between rounds of looking for the master, doubling from 50 ms. */
 const RELOCATE_PAUSE_MS = 200;
 
-/** A node-redis client with the store's scripts that fails a command at once while disconnected. */
 function newClient(
   options: Pick<
     RedisClientOptions,
@@ -71,47 +63,35 @@ function newClient(
   return createClient({
     ...options,
     scripts,
-    // Fail a command at once while disconnected rather than queue it:
-    // a request waiting on a dead connection would hang.
+    // Queued commands on a dead connection would hang their requests.
     disableOfflineQueue: true,
-    // The store times every command itself, with one timer for all (its
-    // command timeout, 1 s by default). node-redis's own default, 5 s, arms
-    // an AbortSignal.timeout per command that it stops heeding once the
-    // command is written but that stays armed for the 5 s, which held far
-    // more memory under load (see bench/results/profiles/redis_writes.md).
+    // node-redis's 5 s timeout stays armed after a reply and held far more memory under load
+    // (bench/results/profiles/redis_writes.md); the store times commands itself.
     commandOptions: { timeout: 0 },
   });
 }
 
 type Client = ReturnType<typeof newClient>;
 
-/** A waiter for the connection to come back. */
 interface Waiter {
   resolve: () => void;
   reject: (error: Error) => void;
 }
 
-/**
- * Where a link is: `starting` until its first connection, then `up` or
- * `down` (the loss said once), until `closed`, which nothing leaves.
- */
+/** `closed` is final. */
 type LinkState = "starting" | "up" | "down" | "closed";
 
-/**
- * What a connection's driver (one server, or a master found through
- * Sentinel) controls of it: which client commands go to, and when it is up.
- */
+/** What a driver (one server, or Sentinel) controls: the current client and whether it is up. */
 class Link {
   state: LinkState = "starting";
-  /** The client commands go to (none: every command fails unsent). */
+  /** None: every command fails unsent. */
   client: Client | undefined;
-  /** Counts the times it came up; a write is known in its own session only. */
+  /** A write is known in its own session only. */
   session = 0;
-  /** The channels subscribed to, for a client that replaces the current one. */
+  /** For a client that replaces the current one. */
   readonly subscriptions: [string, (message: string) => void][] = [];
-  /** Told when the current client's server answers that it is a replica. */
   demoted: (client: Client) => void = () => {};
-  /** A client being connected, not yet current: destroyed if the link closes meanwhile. */
+  /** Destroyed if the link closes meanwhile. */
   opening: Client | undefined;
   readonly readyListeners: (() => void)[] = [];
   readonly lostListeners: (() => void)[] = [];
@@ -138,7 +118,6 @@ class Link {
     return this.state === "up" && this.client?.isReady === true;
   }
 
-  /** The current client is connected (and subscribed): a new session begins. */
   up(restored: string): void {
     if (this.closed) return;
     if (this.state !== "starting") {
@@ -150,7 +129,7 @@ class Link {
     for (const listener of this.readyListeners) listener();
   }
 
-  /** The connection was lost: said once, until it is up again. */
+  /** Said once, until it is up again. */
   down(why: string): void {
     if (this.state !== "up") return;
     this.state = "down";
@@ -168,7 +147,6 @@ class Link {
     );
   }
 
-  /** Resolves after `ms`, or at once when the link closes. */
   async pause(ms: number): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
@@ -178,18 +156,13 @@ class Link {
     clearTimeout(timer);
   }
 
-  /** Keeps `work` (finding or watching the master) to wait for on closing. */
+  /** Waited for on closing. */
   track(work: Promise<void>): void {
     this.#background.add(work);
     work.finally(() => this.#background.delete(work));
   }
 
-  /**
-   * A reply Redis sent as an error stays a fault unless it is about Redis's
-   * state; a command the client would not send never left; anything else
-   * (the socket failed while the command was queued, written or awaiting
-   * its reply) may have run.
-   */
+  /** An error reply is a fault unless about Redis's state; a command never sent never ran; else it may have. */
   command<T>(send: (client: Client) => Promise<T>): Promise<T> {
     const current = this.client;
     if (current === undefined) {
@@ -234,12 +207,7 @@ class Link {
   }
 }
 
-/**
- * One connection as the store sees it, over whichever client `link` holds.
- * Every command fails with {@linkcode CommandFailed} when Redis cannot
- * answer. A plain object, so that a test may wrap it (`Object.create`) and
- * replace one command.
- */
+/** A plain object, so that a test may wrap it (`Object.create`) and replace one command. */
 function connectionOf(link: Link): RedisConnection {
   const command = <T>(send: (client: Client) => Promise<T>) =>
     link.command(send);
@@ -287,7 +255,6 @@ function connectionOf(link: Link): RedisConnection {
   };
 }
 
-/** Connects `role` (named in reports), or throws {@linkcode StoreUnavailableError}. */
 export function connect(
   options: ConnectionOptions,
   role: string,
@@ -298,7 +265,7 @@ export function connect(
     : connectThroughSentinel(options, role, sentinel);
 }
 
-/** One server, which node-redis reconnects to by itself (resubscribing before it reports ready). */
+/** node-redis reconnects by itself, resubscribing before it reports ready. */
 async function connectDirect(
   options: ConnectionOptions,
   role: string,
@@ -309,8 +276,7 @@ async function connectDirect(
     url: options.url,
     socket: {
       connectTimeout: options.connectTimeoutMs,
-      // Before the first connection, give up: start-up must fail fast.
-      // After it, retry forever, backing off up to a second.
+      // Start-up fails fast; afterwards retry forever, backing off up to a second.
       reconnectStrategy: (retries: number, cause: Error) =>
         started ? Math.min(50 * 2 ** retries, 1000) : cause,
     },
@@ -339,12 +305,7 @@ async function connectDirect(
   return connectionOf(link);
 }
 
-/**
- * The master that the sentinels name: a client connected to it, checked
- * with `ROLE`, and subscribed to what `link` is subscribed to. The
- * addresses named are tried in turn (`sentinel.ts`). Throws, saying why,
- * when none is the master yet.
- */
+/** Tries the named addresses in turn; throws, saying why, when none is the master yet. */
 async function openMaster(
   link: Link,
   options: ConnectionOptions,
@@ -361,7 +322,6 @@ async function openMaster(
   throw failure;
 }
 
-/** A client connected to `master`, checked with `ROLE` and subscribed to what `link` is subscribed to. */
 async function openNode(
   link: Link,
   options: ConnectionOptions,
@@ -373,8 +333,7 @@ async function openNode(
       host: master.host,
       port: master.port,
       connectTimeout: options.connectTimeoutMs,
-      // A lost connection is not tried again on the same address: the
-      // master may have moved, so the sentinels are asked first.
+      // The master may have moved: ask the sentinels before trying the same address.
       reconnectStrategy: false,
     },
     database: address.database,
@@ -404,12 +363,7 @@ async function openNode(
   return client;
 }
 
-/**
- * The master of a Sentinel deployment, followed through every failover.
- * The link is either on a master, watched (`watch`), or without one while
- * `relocate` looks for the next; `lose` moves it from the first to the
- * second, `adopt` back.
- */
+/** The link is on a watched master, or relocating to the next: `lose` and `adopt` move it. */
 class MasterFollower {
   #relocating = false;
 
@@ -421,7 +375,6 @@ class MasterFollower {
     link.demoted = (client) => this.lose(client, "the master became a replica");
   }
 
-  /** `client` failed: leave it, if it is still current, and look anew. */
   lose(client: Client, why: string): void {
     if (this.link.client !== client) return;
     this.link.client = undefined;
@@ -445,10 +398,7 @@ class MasterFollower {
     this.link.track(this.watch(client, master));
   }
 
-  /**
-   * Leaves `master` once no sentinel names it (any, not most: just after a
-   * promotion most may still name the dead one); docs/redis.md says why.
-   */
+  /** Once no sentinel names it (any, not most: docs/redis.md, "Finding the master"). */
   async watch(client: Client, master: HostPort): Promise<void> {
     const link = this.link;
     while (link.client === client && !link.closed) {
@@ -469,10 +419,7 @@ class MasterFollower {
     }
   }
 
-  /**
-   * Rounds go on until a master answers or the link closes, as node-redis
-   * reconnects to one server forever; each is bounded by timeouts.
-   */
+  /** Like node-redis on one server, rounds go on until a master answers or the link closes. */
   async relocate(): Promise<void> {
     this.#relocating = true;
     try {
@@ -497,7 +444,7 @@ class MasterFollower {
     }
   }
 
-  /** Looks for as long as one connection attempt may take: start-up must fail fast. */
+  /** Start-up must fail fast. */
   async start(): Promise<void> {
     const deadline = performance.now() + this.options.connectTimeoutMs;
     let failure: unknown;
@@ -521,7 +468,6 @@ class MasterFollower {
   }
 }
 
-/** The master of a Sentinel deployment, followed through every failover. */
 async function connectThroughSentinel(
   options: ConnectionOptions,
   role: string,

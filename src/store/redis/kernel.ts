@@ -1,7 +1,5 @@
 /**
- * What every part of the Redis store shares: the two connections, the
- * command gate, settled writes, the change notices heard and the check
- * that Redis still holds its data (docs/redis.md says how each works).
+ * What every part of the Redis store shares (docs/redis.md says how each works).
  * @module
  */
 
@@ -20,14 +18,12 @@ import { decodeNotice, type Notice } from "./change_notice.ts";
 import { callOf } from "./scripts.ts";
 import { checkReply } from "./replies.ts";
 
-/** Every key of one deployment, under its prefix. */
 export function keysOf(prefix: string) {
   return {
     users: `${prefix}users`,
     order: `${prefix}users:order`,
     sequence: `${prefix}users:sequence`,
-    // `<id> <json>` entries, newest first (named anew with ids, so a list
-    // of an earlier version is never misread).
+    // Newest first; named anew with ids, so a list of an earlier version is never misread.
     messages: `${prefix}history`,
     messageSequence: `${prefix}history:sequence`,
     quote: `${prefix}quote`,
@@ -49,10 +45,8 @@ export function keysOf(prefix: string) {
   };
 }
 
-/** How often the store checks that Redis still holds its data (and reads Redis's clock). */
 const CHECK_INTERVAL_MS = 1000;
 
-/** How the kernel is set up: {@linkcode RedisStoreOptions}, resolved. */
 export interface KernelOptions {
   prefix: string;
   timeoutMs: number;
@@ -60,7 +54,6 @@ export interface KernelOptions {
   replicas: number;
 }
 
-/** The shared core of the Redis store; its parts read and write through it. */
 export class RedisKernel implements ChangeFeed, StoreHealth {
   readonly client: RedisConnection;
   readonly gate: CommandGate;
@@ -69,15 +62,10 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   readonly subscription: Subscription;
   #subscriber: RedisConnection;
   #epoch = 0;
-  /** Whether the subscription is up: false from its loss until it is made anew. */
   #subscribed = false;
-  /**
-   * The highest message id this process has seen: a sequence Redis lost
-   * goes on above it, so no id is given twice while a process that saw it
-   * runs (docs/redis.md, Faults).
-   */
+  /** A sequence Redis lost goes on above it (docs/redis.md, "Faults"). */
   #highestId = 0;
-  /** The id under the generation key when this data set began; a Redis emptied under the service loses it. */
+  /** A Redis emptied under the service loses it. */
   #generation: string | null = null;
   #checker: ReturnType<typeof setInterval> | undefined;
   #checking = false;
@@ -105,7 +93,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     };
   }
 
-  /** Subscribes and checks once, then every second (a failed check is tried again at the next). */
+  /** A failed check is tried again at the next. */
   async start(): Promise<void> {
     await this.#listen();
     await this.check();
@@ -115,17 +103,15 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     );
   }
 
-  /** One read through the gate, bounded in time and number. */
   read<T>(send: (client: RedisConnection) => Promise<T>): Promise<T> {
     return this.gate.read(() => send(this.client));
   }
 
-  /** Calls `hear` with every change notice, before listeners hear of it. */
+  /** Before listeners hear of it. */
   onNotice(hear: (notice: Notice) => void): void {
     this.#hearers.push(hear);
   }
 
-  /** Notes a message id this process saw (its own writes, notices, catch-ups). */
   sawId(id: number): void {
     if (id > this.#highestId) this.#highestId = id;
   }
@@ -134,11 +120,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     return this.#highestId;
   }
 
-  /**
-   * Reads Redis's clock (for the write fences) and the newest message id
-   * (raised back when Redis lost it), removes stale write records, and
-   * adopts a new generation, dropping every copy, when it is gone.
-   */
+  /** Reads Redis's clock (for the fences) and newest id, removes stale records, adopts a lost generation anew. */
   async check(): Promise<void> {
     if (this.#checking) return;
     this.#checking = true;
@@ -164,21 +146,20 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
       await this.read((c) => c.setIfAbsent(generation, crypto.randomUUID()));
       this.#generation = await this.read((c) => c.get(generation));
     } catch (error) {
-      // The next check tries again; requests meanwhile see Redis's state.
+      // Requests meanwhile see Redis's state.
       if (this.#generation === null) throw error;
     } finally {
       this.#checking = false;
     }
   }
 
-  /** Redis lost its data: nothing kept locally may be served any more. */
   #emptied(): void {
     this.#generation = null;
     this.#epoch++;
     this.#listeners.emit({ kind: "reset" });
   }
 
-  /** Loads a copy with the generation key in one round trip: a copy from an emptied Redis is not kept. */
+  /** A copy from an emptied Redis is not kept. */
   async load<T>(read: () => Promise<T>): Promise<T> {
     const [value, generation] = await Promise.all([
       read(),
@@ -192,8 +173,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   }
 
   async #listen(): Promise<void> {
-    // Every (re)connection starts a new epoch: copies taken before may have
-    // missed a change. The client resubscribes before it reports ready.
+    // Every (re)connection starts an epoch: copies taken before may have missed a change.
     this.#subscriber.onReady(() => {
       this.#epoch++;
       this.#subscribed = true;
@@ -210,7 +190,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     this.#subscribed = true;
   }
 
-  /** Acts on a change notice from any process, this one included. */
   #notice(text: string): void {
     const notice = decodeNotice(text);
     if (notice === undefined) return;
@@ -220,17 +199,14 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     if (event !== undefined) this.#listeners.emit(event);
   }
 
-  /** Tells `listener` of every change any process makes, in id order for messages. */
   subscribe(listener: (event: StoreEvent) => void): () => void {
     return this.#listeners.subscribe(listener);
   }
 
-  /** The subscription's epoch while it is up; `undefined` while it is down. */
   subscriptionEpoch(): number | undefined {
     return this.subscription.live() ? this.#epoch : undefined;
   }
 
-  /** Whether the subscription is up and Redis takes a write within the command timeout, and why not. */
   async isReady(): Promise<Readiness> {
     if (!this.subscription.live()) {
       return notReady("no subscription: this process cannot hear of changes");
@@ -243,7 +219,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     }
   }
 
-  /** Stops the check and gives up unsettled writes; the caller closes the connections. */
+  /** The caller closes the connections. */
   close(): Promise<PromiseSettledResult<void>[]> {
     clearInterval(this.#checker);
     this.writes.close();
@@ -254,7 +230,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
 
 const notReady = (reason: string): Readiness => ({ ready: false, reason });
 
-/** Why a probe write failed, in words an operator acts on. */
 function readinessReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const refused = /Redis refused: (\w+)/.exec(message)?.[1];
@@ -274,7 +249,7 @@ function readinessReason(error: unknown): string {
   }
 }
 
-/** What listeners hear of a notice; `registered` only drops copies. */
+/** `registered` only drops copies. */
 function eventOf(notice: Notice): StoreEvent | undefined {
   switch (notice.kind) {
     case "message":

@@ -21,7 +21,6 @@ import {
   recentMessages,
 } from "./replies.ts";
 
-/** Posting and reading messages over the kernel. */
 export class RedisMessages implements MessageLog {
   #kernel: RedisKernel;
   #history: number;
@@ -37,7 +36,7 @@ export class RedisMessages implements MessageLog {
     });
   }
 
-  /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
+  /** Insert, trim and notice in one script. */
   async addMessage(message: string, allowance?: Allowance): Promise<number> {
     const kernel = this.#kernel;
     const { messages, messageSequence, channel } = kernel.keys;
@@ -59,7 +58,7 @@ export class RedisMessages implements MessageLog {
     return id;
   }
 
-  /** The newest `limit` messages, newest first, from the local copy while it is current. */
+  /** From the local copy while it is current. */
   newestMessages(limit: number): Awaitable<readonly string[]> {
     if (limit !== this.#newestLimit) {
       this.#newestLimit = limit;
@@ -76,7 +75,7 @@ export class RedisMessages implements MessageLog {
     );
   }
 
-  /** The retained messages with an id above `afterId`, oldest first, in one round trip that reads only those. */
+  /** In one round trip that reads only those. */
   async recentMessages(
     afterId: number,
     limit?: number,

@@ -11,7 +11,6 @@ import { LocalCopy, type Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { UnexpectedReply } from "./replies.ts";
 
-/** The keys presence uses. */
 export interface PresenceKeys {
   users: string;
   order: string;
@@ -22,28 +21,25 @@ export interface PresenceKeys {
   looks: string;
 }
 
-/** What a {@linkcode RedisPresence} is built with. */
 export interface PresenceOptions {
   client: RedisConnection;
   gate: CommandGate;
   keys: PresenceKeys;
   subscription: Subscription;
-  /** The heartbeat: beats come every quarter of it, and a record lives two. */
+  /** Beats come every quarter of it, and a record lives two. */
   heartbeatMs: number;
-  /** Forget users idle this many seconds; never when absent. */
+  /** Never when absent. */
   forgetUsersAfter?: number;
 }
 
-/** How many names one script carries, so no script holds Redis long. */
+/** So no script holds Redis long. */
 const BATCH = 1000;
 
 /** How many scripts one round of work may send before it yields. */
 const ROUNDS = 100;
 
-/** How soon presence is sent again after Redis failed to take it. */
 const RETRY_MS = 1000;
 
-/** Names in `a` and not in `b`, at most {@linkcode BATCH}. */
 function missing(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
   const names: string[] = [];
   for (const name of a) {
@@ -68,27 +64,23 @@ export class RedisPresence {
   #client: RedisConnection;
   #gate: CommandGate;
   #keys: PresenceKeys;
-  /** This process, among the holders: random, never reused. */
+  /** Random, never reused. */
   #pid = crypto.randomUUID();
   #lifetimeMs: number;
   #forgetAfterMs: number | undefined;
-  /** The names this process holds streams of. */
   #wanted = new Set<string>();
-  /** The names Redis holds for this process, as last confirmed. */
+  /** As last confirmed. */
   #announced = new Set<string>();
-  /** Set when Redis may hold something else for this process than `announced`. */
+  /** Redis may hold something else than `announced`. */
   #uncertain = false;
-  /** The sending under way, if any. */
   #sending: Promise<void> | undefined;
   #again = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #timers: ReturnType<typeof setInterval>[] = [];
-  /** Names active since the last sweep, while forgetting. */
   #touched = new Set<string>();
   #online: LocalCopy<ReadonlySet<string>>;
   #closed = false;
 
-  /** Starts beating (and, with forgetting, sweeping) at once. */
   constructor(options: PresenceOptions) {
     this.#client = options.client;
     this.#gate = options.gate;
@@ -106,29 +98,24 @@ export class RedisPresence {
     }
   }
 
-  /** This process now holds a stream of `name`. */
   online(name: string): void {
     this.#wanted.add(name);
     this.#send();
   }
 
-  /** This process holds no stream of `name` any more. */
   offline(name: string): void {
     this.#wanted.delete(name);
     this.#send();
   }
 
-  /** `name` was active: noted, and sent before the next sweep. */
   touch(name: string): void {
     if (this.#forgetAfterMs !== undefined) this.#touched.add(name);
   }
 
-  /** Someone came online, went offline or was removed: the copy is stale. */
   changed(): void {
     this.#online.changed();
   }
 
-  /** The names online in any process, from the copy while it is current. */
   onlineNames(): Awaitable<ReadonlySet<string>> {
     return this.#online.read(async () => {
       const reply = await this.#gate.read(() =>
@@ -143,10 +130,7 @@ export class RedisPresence {
     });
   }
 
-  /**
-   * Runs one presence script: `change` (enter, then leave), `set` or
-   * `retire`; answers whether this process's record was still there.
-   */
+  /** Answers whether this process's record was still there. */
   async #run(
     mode: "change" | "set" | "retire",
     enter: string[],
@@ -174,11 +158,7 @@ export class RedisPresence {
     return reply === "ok";
   }
 
-  /**
-   * Sends Redis what changed, one script at a time, until it has all of
-   * it; a failure makes the next attempt (in a second, or at the next
-   * beat) say the whole set.
-   */
+  /** A failure makes the next attempt say the whole set. */
   #send(): void {
     if (this.#closed) return;
     if (this.#sending) {
@@ -187,7 +167,6 @@ export class RedisPresence {
     }
     this.#sending = this.#sendAll().finally(() => {
       this.#sending = undefined;
-      // A change made after the last look goes now.
       if (this.#again) this.#send();
     });
   }
@@ -220,23 +199,19 @@ export class RedisPresence {
         }
       }
     } catch {
-      // Redis may have taken it or not: the whole set goes next time.
+      // Redis may have taken it or not.
       this.#uncertain = true;
     }
     if (this.#closed) return;
     if (this.#uncertain) {
       this.#retry = setTimeout(() => this.#send(), RETRY_MS);
     } else if (!settled) {
-      // Many rounds in a row: let the process breathe, then go on.
+      // Let the process breathe.
       this.#retry = setTimeout(() => this.#send(), 0);
     }
   }
 
-  /**
-   * Pushes this process's record on and drops dead processes' holds; a
-   * record found gone (swept while this process stalled, or Redis emptied)
-   * makes it say its whole set again.
-   */
+  /** A record found gone (swept during a stall, or Redis emptied) makes it say its whole set again. */
   async #beat(): Promise<void> {
     const { processes, held, touched, channel } = this.#keys;
     try {
@@ -271,7 +246,6 @@ export class RedisPresence {
     if (this.#uncertain) this.#send();
   }
 
-  /** Sends the activity noted since the last sweep, then forgets the idle users. */
   async #sweep(): Promise<void> {
     const { users, order, touched, held, channel, looks } = this.#keys;
     try {
@@ -310,7 +284,7 @@ export class RedisPresence {
     }
   }
 
-  /** Stops beating and drops every hold of this process, so its users go offline now rather than at its expiry. */
+  /** Its users go offline now, not at its expiry. */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);

@@ -10,7 +10,6 @@ import type { RedisKernel } from "./kernel.ts";
 import { LocalCopy } from "./local_copy.ts";
 import { UnexpectedReply } from "./replies.ts";
 
-/** The quote over the kernel. */
 export class RedisQuote implements QuoteCell {
   #kernel: RedisKernel;
   #copy: LocalCopy<string>;
@@ -23,7 +22,6 @@ export class RedisQuote implements QuoteCell {
     });
   }
 
-  /** The current quote. */
   getQuote(): Awaitable<string> {
     const kernel = this.#kernel;
     return this.#copy.read(() =>
@@ -33,7 +31,7 @@ export class RedisQuote implements QuoteCell {
     );
   }
 
-  /** Replaces the quote and tells every process, in one script. */
+  /** Replace and notice in one script. */
   async setQuote(quote: string, allowance?: Allowance): Promise<void> {
     const { quote: quoteKey, channel } = this.#kernel.keys;
     const result = await this.#kernel.writes.run(

@@ -1,17 +1,7 @@
 /**
- * State in Redis, shared by any number of processes. Every operation is one
- * atomic Redis step (a command or a Lua script), so processes never need
- * to coordinate among themselves.
- *
- * Reads of the newest messages, the quote and the user list, and the token
- * check of authenticated requests, are served from local copies that are
- * dropped whenever any process writes: writers publish a change notice
- * inside the same script as the write, and every process subscribes to it.
- * Every command is bounded in time and number (`command_gate.ts`), and
- * every write is settled before it is answered (`settled_writes.ts`).
- *
- * This is the package's `./redis` entry: importing the main entry never
- * loads the Redis client.
+ * State in Redis, shared by any number of processes: every operation is one atomic step, and
+ * reads come from local copies dropped on every change notice (docs/redis.md). A separate entry
+ * so that importing the main one never loads the Redis client.
  *
  * @example Sharing state between processes
  * ```ts
@@ -56,39 +46,21 @@ import type { RateLimit } from "../token_buckets.ts";
  * ```
  */
 export interface RedisStoreOptions extends StoreLimits {
-  /**
-   * `redis://[user:password@]host:port[/db]`, or
-   * `redis+sentinel://[user:password@]host:port[,host:port...]/master-name[/db]`
-   * to find the master through Redis Sentinel and follow its failovers.
-   */
+  /** `redis://[user:password@]host:port[/db]` or `redis+sentinel://[user:password@]host:port[,...]/master-name[/db]`. */
   url: string;
   /** Prepended to every key and the change channel, so deployments can share a server. Default `lms:`. */
   prefix?: string;
-  /**
-   * How long one read may wait for its reply before the request is answered
-   * 503 (checked every quarter of it, so the answer comes between 1 and 1.25
-   * times this), and how long after it is sent a write may still take
-   * effect. A write is answered once its outcome is known. Default 1,000 ms.
-   */
+  /** How long a read waits (answered 503 within 1.25 times this) and a write may still take effect. Default 1,000 ms. */
   commandTimeoutMs?: number;
-  /** How many commands may wait for Redis at once; past it requests are answered 503 at once and nothing is queued. Default 1,000. */
+  /** Commands waiting at once; past it, 503 at once and nothing is queued. Default 1,000. */
   maxPendingCommands?: number;
-  /** How long a connection attempt may take. Default 2,000 ms. */
+  /** Connection attempt timeout. Default 2,000 ms. */
   connectTimeoutMs?: number;
-  /**
-   * How many replicas must hold a write (Redis's `WAIT`) before it is
-   * answered; until they do, it waits, and new writes are answered 503.
-   * Default 0: a write is answered as soon as the master has it.
-   */
+  /** Replicas that must hold a write (`WAIT`) before it is answered. Default 0. */
   waitReplicas?: number;
-  /** Told when the connection is lost (`error`) or restored (`info`). Default: a line on standard error. */
+  /** Told when the connection is lost or restored. Default: a line on standard error. */
   onStatus?: (message: string, level: "error" | "info") => void;
-  /**
-   * The event streams' heartbeat (`--heartbeat-ms`), 10 to 3,600,000 ms:
-   * this process refreshes its presence record every quarter of it, and
-   * when the process dies its users go offline within 2.25 times it.
-   * Default 15,000.
-   */
+  /** `--heartbeat-ms`: presence is refreshed every quarter of it; a dead process's users go offline within 2.25 times it. Default 15,000. */
   heartbeatMs?: number;
 }
 
@@ -148,7 +120,7 @@ export class RedisStore implements Store {
     this.#authFailures = new RedisAuthFailures(kernel);
   }
 
-  /** Connects, failing fast with a clear error when Redis cannot be reached. */
+  /** Fails fast with a clear error when Redis cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     resolveLimits(options);
     checkWithin(
@@ -162,8 +134,7 @@ export class RedisStore implements Store {
       report: options.onStatus ??
         ((message: string) => console.error(message)),
     };
-    // Loaded here, not imported, so that importing (or documenting) the
-    // store does not load node-redis.
+    // Loaded, not imported, so importing or documenting the store does not load node-redis.
     const { connect } = await import("./connection.ts");
     const client = await connect(connection, "commands");
     let subscriber: RedisConnection;
@@ -184,7 +155,7 @@ export class RedisStore implements Store {
     return store;
   }
 
-  /** Stores the user unless taken or full, in one script. */
+  /** In one script. */
   registerUser(
     name: string,
     token: string,
@@ -193,12 +164,12 @@ export class RedisStore implements Store {
     return this.#users.registerUser(name, token, allowance);
   }
 
-  /** The token of `name`, if registered: from the kept tokens while they are current, else from Redis. */
+  /** From the kept tokens while they are current. */
   tokenOf(name: string): Awaitable<string | undefined> {
     return this.#users.tokenOf(name);
   }
 
-  /** Removes `name` while its token is still `token`, in one script. */
+  /** While its token is still `token`, in one script. */
   removeUser(
     name: string,
     token: string,
@@ -207,17 +178,16 @@ export class RedisStore implements Store {
     return this.#users.removeUser(name, token, allowance);
   }
 
-  /** Names in registration order, from the local copy while it is current. */
+  /** From the local copy while it is current. */
   listUsers(): Awaitable<string[]> {
     return this.#users.listUsers();
   }
 
-  /** How many users are registered (`HLEN`), without listing them. */
   userCount(): Promise<number> {
     return this.#users.userCount();
   }
 
-  /** Notes that `name` was active; sent to Redis before this process's next sweep. */
+  /** Sent to Redis before this process's next sweep. */
   touchUser(name: string): void {
     this.#users.touchUser(name);
   }
@@ -232,17 +202,17 @@ export class RedisStore implements Store {
     return this.#authFailures.countAuthFailure(client, rate);
   }
 
-  /** This process holds a stream of `name`: told to Redis in the background. */
+  /** Told to Redis in the background. */
   userOnline(name: string): void {
     this.#presence.online(name);
   }
 
-  /** This process holds no stream of `name` any more: told to Redis in the background. */
+  /** Told to Redis in the background. */
   userOffline(name: string): void {
     this.#presence.offline(name);
   }
 
-  /** The registered names online anywhere, in registration order, from local copies while they are current. */
+  /** From local copies while they are current. */
   onlineUsers(): Awaitable<readonly string[]> {
     const users = this.listUsers();
     const online = this.#presence.onlineNames();
@@ -253,17 +223,17 @@ export class RedisStore implements Store {
       : both(users, online);
   }
 
-  /** Inserts the message with the next id, trims to the history bound and tells every process, in one script. */
+  /** Insert, trim and notice in one script. */
   addMessage(message: string, allowance?: Allowance): Promise<number> {
     return this.#messages.addMessage(message, allowance);
   }
 
-  /** The newest `limit` messages, newest first, from the local copy while it is current. */
+  /** From the local copy while it is current. */
   newestMessages(limit: number): Awaitable<readonly string[]> {
     return this.#messages.newestMessages(limit);
   }
 
-  /** The retained messages with an id above `afterId`, oldest first, in one round trip. */
+  /** In one round trip. */
   recentMessages(afterId: number, limit?: number): Promise<RecentMessages> {
     return this.#messages.recentMessages(afterId, limit);
   }
@@ -276,35 +246,29 @@ export class RedisStore implements Store {
     return this.#messages.olderMessages(before, limit);
   }
 
-  /** The current quote. */
   getQuote(): Awaitable<string> {
     return this.#quote.getQuote();
   }
 
-  /** Replaces the quote and tells every process, in one script. */
+  /** Replace and notice in one script. */
   setQuote(quote: string, allowance?: Allowance): Promise<void> {
     return this.#quote.setQuote(quote, allowance);
   }
 
-  /** Tells `listener` of every change any process makes, in id order for messages. */
   subscribe(listener: (event: StoreEvent) => void): () => void {
     return this.#kernel.subscribe(listener);
   }
 
-  /** The subscription's epoch while it is up; `undefined` while it is down. */
   subscriptionEpoch(): number | undefined {
     return this.#kernel.subscriptionEpoch();
   }
 
-  /**
-   * Whether this process can serve everything, and why not: its
-   * subscription is up, and Redis takes a write within the command timeout.
-   */
+  /** Ready when subscribed and Redis takes a write within the command timeout. */
   isReady(): Promise<Readiness> {
     return this.#kernel.isReady();
   }
 
-  /** Drops this process's presence (its users go offline now), then closes both connections; writes still unsettled give up. */
+  /** Drops this process's presence, then closes both connections; unsettled writes give up. */
   async close(): Promise<void> {
     await this.#presence.close();
     await this.#kernel.close();

@@ -1,21 +1,15 @@
 /**
- * A fault that repeats (every write refused while Redis is out of memory)
- * is logged once per kind per window, then once more with how many times it
- * came again, instead of once per request.
+ * A fault that repeats (every write refused while Redis is out of memory) is logged once per
+ * window with its count, not once per request.
  * @module
  */
 
-/** What a {@linkcode repeatedFaults} log does. */
 export interface RepeatedFaults {
-  /** Logs `message` unless a fault of `kind` was logged within the window; counts it then. */
   report(kind: string, message: string): void;
-  /** Logs the counts still held, and stops its timers. */
   close(): void;
 }
 
 /**
- * Logs through `log`, each kind at most once per `windowMs` plus its count.
- *
  * @example
  * ```ts
  * import assert from "node:assert/strict";

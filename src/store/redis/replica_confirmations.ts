@@ -7,23 +7,18 @@
 import type { CommandGate } from "./command_gate.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 
-/** Options of {@linkcode ReplicaConfirmations}. */
 export interface ConfirmationOptions {
-  /** How many replicas must hold a write. */
   replicas: number;
-  /** How long one `WAIT` may wait for them, in ms. */
   timeoutMs: number;
 }
 
-/** The next `WAIT`, waited for by the writes answered since the last was sent. */
 interface Next {
   session: number;
   confirmed: PromiseWithResolvers<boolean>;
 }
 
 /**
- * Confirms writes by `WAIT`, one at a time on the connection, shared by
- * every write answered before it is sent.
+ * One `WAIT` at a time, shared by every write answered before it is sent.
  *
  * @example Confirming a write
  * ```ts ignore
@@ -38,11 +33,9 @@ export class ReplicaConfirmations {
   #gate: CommandGate;
   #replicas: number;
   #timeoutMs: number;
-  /** Whether a `WAIT` is waiting for its answer. */
   #waiting = false;
   #next: Next | undefined;
 
-  /** Confirmations on `connection`, sent through `gate`. */
   constructor(
     connection: Pick<RedisConnection, "session" | "wait">,
     gate: CommandGate,
@@ -54,18 +47,11 @@ export class ReplicaConfirmations {
     this.#timeoutMs = options.timeoutMs;
   }
 
-  /** How long one `WAIT` may wait, in ms. */
   get timeoutMs(): number {
     return this.#timeoutMs;
   }
 
-  /**
-   * Whether enough replicas hold every write whose reply came in
-   * `session` (the connection's session when it was sent) until now.
-   * False when they did not within the timeout, when the `WAIT` could not
-   * be sent, and at once when the connection is no longer that session's
-   * (a `WAIT` on another connection would not count those writes).
-   */
+  /** False at the timeout, when unsent, and at once on another session (its `WAIT` would not count them). */
   confirm(session: number): Promise<boolean> {
     if (session !== this.#connection.session) return Promise.resolve(false);
     if (!this.#waiting) return this.#send(session);
@@ -76,7 +62,6 @@ export class ReplicaConfirmations {
     return this.#next.confirmed.promise;
   }
 
-  /** Sends a `WAIT` for the writes of `session` answered so far. */
   #send(session: number): Promise<boolean> {
     if (session !== this.#connection.session) return Promise.resolve(false);
     this.#waiting = true;

@@ -1,8 +1,5 @@
 /**
- * Redis's replies, checked before they are believed: a reply of another
- * shape than the script or command promises (another program on the same
- * keys, a script of another version) is a fault, answered 500 and logged,
- * never a value made up from it.
+ * Replies checked before they are believed: another shape is a fault (500), never a made-up value.
  * @module
  */
 
@@ -19,7 +16,6 @@ import type { MessagePage, RecentMessages, StoredMessage } from "../store.ts";
  * ```
  */
 export class UnexpectedReply extends Error {
-  /** Names the command and shows (the start of) what came. */
   constructor(command: string, reply: unknown) {
     super(
       `unexpected reply to ${command}: ${
@@ -31,8 +27,6 @@ export class UnexpectedReply extends Error {
 }
 
 /**
- * `reply` when it is one of `expected`, else a fault.
- *
  * @example A registration's outcome
  * ```ts
  * import { oneOf } from "./replies.ts";
@@ -48,7 +42,6 @@ export function oneOf<const T extends string>(
   return reply as T;
 }
 
-/** A message id as Redis gives it (a whole number, or its decimal text), else a fault. */
 export function messageId(command: string, reply: unknown): number {
   const id = typeof reply === "string" && /^\d{1,16}$/.test(reply)
     ? Number(reply)
@@ -59,7 +52,6 @@ export function messageId(command: string, reply: unknown): number {
   return id;
 }
 
-/** One history entry, `<id> <json>`, else a fault. */
 export function historyEntry(command: string, entry: unknown): StoredMessage {
   const space = typeof entry === "string" ? entry.indexOf(" ") : -1;
   if (space === -1) throw new UnexpectedReply(command, entry);
@@ -70,19 +62,15 @@ export function historyEntry(command: string, entry: unknown): StoredMessage {
   };
 }
 
-/** What the `check` script answers, read. */
 export interface CheckReply {
-  /** Redis's clock, in milliseconds since the epoch. */
+  /** Milliseconds since the epoch. */
   redisNow: number;
-  /** The generation key, or `null` when it is gone. */
+  /** `null` when it is gone. */
   generation: string | null;
-  /** The newest message id ever given (0 when none is). */
   newestId: number;
 }
 
 /**
- * What the `check` script answers, else a fault.
- *
  * @example Redis's clock at 1.5 s past the epoch, generation `g`, id 7
  * ```ts
  * import { checkReply } from "./replies.ts";
@@ -108,9 +96,7 @@ export function checkReply(reply: unknown): CheckReply {
 }
 
 /**
- * What the `recent` script answers (the newest id, the oldest retained id
- * or 0, then the entries above `afterId`, newest first), as
- * {@linkcode RecentMessages}, else a fault.
+ * The `recent` script answers the newest id, the oldest retained id (or 0), then the entries.
  *
  * @example Two messages above id 3, none gone
  * ```ts
@@ -136,8 +122,7 @@ export function recentMessages(
     }
     messages.push(message);
   }
-  // Ids above afterId that are not retained: those below the oldest one
-  // retained, or every one when nothing is.
+  // Not retained: those below the oldest retained, or all when none is.
   const firstRetained = oldest === 0 ? newestId + 1 : oldest;
   return {
     messages,

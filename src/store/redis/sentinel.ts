@@ -7,10 +7,9 @@
 import { createClient } from "redis";
 import type { HostPort, SentinelAddress } from "./store_url.ts";
 
-/** How long one sentinel may take to connect and answer. */
 const SENTINEL_TIMEOUT_MS = 500;
 
-/** The master's address as one sentinel names it, `null` when it knows no master of that name. */
+/** `null` when it knows no master of that name. */
 async function ask(
   sentinel: HostPort,
   masterName: string,
@@ -56,10 +55,7 @@ async function ask(
 }
 
 /**
- * Every address the sentinels that answer name as the master, the one
- * most name first (a tie goes to the one named by the sentinel listed
- * first). Throws, saying why, when no sentinel answers or none knows
- * `masterName`.
+ * Most named first, a tie to the sentinel listed first; throws, saying why, when none answers or knows it.
  *
  * @example Asking three sentinels
  * ```ts ignore
@@ -87,7 +83,6 @@ export async function locateMasters(
     votes.set(key, vote);
   }
   if (votes.size > 0) {
-    // A stable sort: among equals, the order the sentinels were listed in.
     return [...votes.values()].sort((a, b) => b.count - a.count).map((v) =>
       v.master
     );

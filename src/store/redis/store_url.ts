@@ -1,38 +1,27 @@
 /**
- * The two ways a Redis store is addressed, read without loading the Redis
- * client: `redis://` (or `rediss://`) names one server;
- * `redis+sentinel://HOST:PORT[,HOST:PORT...]/MASTER_NAME[/DB]` names the
- * sentinels that know which server is the master of `MASTER_NAME` now.
- * Neither kind of URL is ever shown with its password.
+ * Reads `redis://` and `redis+sentinel://` URLs without loading the Redis client; a password is never shown.
  * @module
  */
 
-/** A sentinel's address. */
 export interface HostPort {
   host: string;
   port: number;
 }
 
-/** A master found through Redis Sentinel, as a `redis+sentinel://` URL names it. */
 export interface SentinelAddress {
-  /** The sentinels to ask, in the order given. */
   sentinels: HostPort[];
-  /** The name the sentinels monitor the master under. */
   masterName: string;
-  /** The database selected on the master. */
   database: number;
-  /** Credentials for the master (and its replicas), not for the sentinels. */
+  /** For the master (and its replicas), not for the sentinels. */
   username?: string;
   password?: string;
 }
 
-/** The scheme of a Sentinel URL. */
 export const SENTINEL_SCHEME = "redis+sentinel://";
 
-/** The port a sentinel listens on unless a URL says otherwise. */
 export const SENTINEL_PORT = 26379;
 
-/** The highest database number a URL may select (Redis's `databases` is 16 by default). */
+/** Redis's `databases` is 16 by default. */
 const MAX_DATABASE = 9999;
 
 function decode(text: string): string | undefined {
@@ -43,7 +32,7 @@ function decode(text: string): string | undefined {
   }
 }
 
-/** `host[:port]` or `[v6]:port`, or `undefined` when it is neither. */
+/** `host[:port]` or `[v6]:port`. */
 function hostPort(text: string): HostPort | undefined {
   const match = text.match(
     /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9][A-Za-z0-9.-]*))(?::(\d{1,5}))?$/,
@@ -58,10 +47,7 @@ function hostPort(text: string): HostPort | undefined {
 }
 
 /**
- * Reads a `redis+sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/MASTER_NAME[/DB]`
- * URL (the port defaults to 26379, the database to 0; the user, the
- * password and the name are percent-decoded); `undefined` when `url` is
- * not one.
+ * The port defaults to 26379, the database to 0; user, password and name are percent-decoded.
  *
  * @example Three sentinels
  * ```ts
@@ -114,9 +100,6 @@ export function parseSentinelUrl(url: string): SentinelAddress | undefined {
 }
 
 /**
- * Whether `spec` names a Redis store: a `redis://` or `rediss://` URL, or
- * a `redis+sentinel://` URL that {@linkcode parseSentinelUrl} reads.
- *
  * @example Telling a store URL from anything else
  * ```ts
  * import assert from "node:assert/strict";
@@ -131,9 +114,7 @@ export function isRedisUrl(spec: string): boolean {
 }
 
 /**
- * A store URL as it may be shown: its password replaced by `***`. A URL
- * that cannot be read is not shown at all, since where its password is
- * cannot be told.
+ * A URL that cannot be read is not shown at all: where its password is cannot be told.
  *
  * @example Showing a URL in a message
  * ```ts
