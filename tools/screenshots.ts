@@ -4,6 +4,9 @@
  * phone-width dark, two people side by side, and who is online after one
  * more joined and another came and went; then the terminal chat, run in
  * tmux beside them, listing who is online (its screen rendered by Chromium).
+ * Then the page signed in at each width of {@linkcode WIDTHS}, light and
+ * dark, into `bench/results/profiles/page/`, printing each one's document
+ * scrollWidth as a Markdown table (`--widths` takes only those).
  * @module
  */
 
@@ -16,6 +19,9 @@ import {
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 
 const DOCS = new URL("../docs/", import.meta.url);
+const PROFILE = new URL("../bench/results/profiles/page/", import.meta.url);
+/** The widths the page is pictured and measured at. */
+const WIDTHS = [320, 390, 768, 1000, 1280, 1920];
 
 if (browserMissing) {
   console.error(`error: ${browserMissing}`);
@@ -47,6 +53,9 @@ async function say(page: Page, text: string, red = false): Promise<void> {
   await page.keyboard.press("Enter");
   await page.getByRole("log").getByText(text, { exact: true }).waitFor();
 }
+
+/** Ends the run early, for `--widths`. */
+class Stop extends Error {}
 
 const ESC = "\x1b";
 
@@ -114,9 +123,45 @@ async function terminalScreen(url: string, name: string): Promise<string> {
   }
 }
 
+/**
+ * The page at every width, light and dark, signed in with a few messages:
+ * small JPEGs, and the table of document scrollWidth against the width.
+ */
+async function widthSet(browser: Browser, server: RunningServer) {
+  await Deno.mkdir(PROFILE, { recursive: true });
+  const rows = [
+    "| width | light scrollWidth | dark scrollWidth |",
+    "|--:|--:|--:|",
+  ];
+  for (const width of WIDTHS) {
+    const measured: number[] = [];
+    for (const scheme of ["light", "dark"] as const) {
+      const height = width < 700 ? 740 : 800;
+      const page = await open(browser, server, { width, height }, scheme);
+      await join(page, `W${width}${scheme}`);
+      await say(page, `Seen at ${width} px in ${scheme}.`);
+      await page.locator("#users li").first().waitFor();
+      measured.push(
+        await page.evaluate<number>("document.documentElement.scrollWidth"),
+      );
+      await Deno.writeFile(
+        new URL(`chat-${width}-${scheme}.jpg`, PROFILE),
+        await page.screenshot({ type: "jpeg", quality: 55 }),
+      );
+      await page.context().close();
+    }
+    rows.push(`| ${width} | ${measured.join(" | ")} |`);
+  }
+  console.log(rows.join("\n"));
+}
+
 const server = await startServer(["--quiet"]);
 const browser = await launchBrowser();
 try {
+  if (Deno.args.includes("--widths")) {
+    await widthSet(browser, server);
+    throw new Stop();
+  }
   const ann = await open(
     browser,
     server,
@@ -201,6 +246,9 @@ try {
   console.log(
     "wrote docs/chat-desktop-light.png, chat-phone-dark.png, chat-two-tabs.png, chat-online.png, chat-terminal-online.png",
   );
+  await widthSet(browser, server);
+} catch (error) {
+  if (!(error instanceof Stop)) throw error;
 } finally {
   await browser.close();
   await server.stop();

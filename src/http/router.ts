@@ -3,6 +3,7 @@
  * @module
  */
 
+import { compressJson } from "./compression.ts";
 import { HttpError } from "./http_error.ts";
 import { requestPath } from "./request_path.ts";
 import { statusResponse } from "./response.ts";
@@ -108,8 +109,12 @@ export function allowedMethods(
 }
 
 function compile(methods: Partial<Record<Method, Handler>>): CompiledRoute {
+  // A route's own HEAD (an endless stream's) is left as it is; the derived
+  // one measures the compressed GET, so both carry the same headers.
   const table = new Map<string, Handler>(
-    Object.entries(methods) as [Method, Handler][],
+    (Object.entries(methods) as [Method, Handler][]).map((
+      [method, handler],
+    ) => [method, method === "HEAD" ? handler : compressJson(handler)]),
   );
   const get = table.get("GET");
   if (get && !table.has("HEAD")) table.set("HEAD", headOf(get));

@@ -12,7 +12,8 @@ import {
 } from "../http/router.ts";
 import { withCors } from "../http/cors.ts";
 import type { InFlight } from "../http/drain.ts";
-import { jsonResponse, statusResponse } from "../http/response.ts";
+import { precompressed } from "../http/compression.ts";
+import { JSON_CONTENT_TYPE, statusResponse } from "../http/response.ts";
 import {
   observeResponses,
   type ResponseObserver,
@@ -102,7 +103,11 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     },
   };
   const services = servicesOf(options.service ?? "all");
-  const description = JSON.stringify(openApiDocument(services));
+  // About 50 KB that never changes: compressed once, when first asked for.
+  const description = precompressed(
+    JSON.stringify(openApiDocument(services)),
+    { "content-type": JSON_CONTENT_TYPE },
+  );
   // One hub, so the stream cap counts every stream of the process.
   const hub = streamHubOf(shared);
   const metrics = new Metrics();
@@ -112,7 +117,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     services.includes("messaging")
       ? chatPageRoutes({ quote: services.includes("quote") })
       : {},
-    { "/openapi.json": { GET: () => jsonResponse(description) } },
+    { "/openapi.json": { GET: description } },
     operationRoutes({
       store: shared.store,
       hub,

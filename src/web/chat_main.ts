@@ -17,7 +17,10 @@ import {
 } from "../client/client.ts";
 import { loadOlderOnScroll } from "./older_messages.ts";
 
+// Kept in localStorage until the user leaves: a tab closed and opened
+// again, or another tab of the page, is the same user.
 const TOKEN_KEY = "lms-token";
+const TITLE = document.title;
 // The log is bounded: a tab left open for days keeps the newest entries.
 const MAX_ENTRIES = 500;
 // A stream refused (429: too many from this address) is asked for again
@@ -51,6 +54,7 @@ const ui = {
   usersPanel: element("users-panel", HTMLElement),
   users: element("users", HTMLUListElement),
   refreshUsers: element("refresh-users", HTMLButtonElement),
+  onlineCount: element("online-count", HTMLAnchorElement),
 };
 
 /**
@@ -116,7 +120,7 @@ const watchedFetch: typeof fetch = async (input, init) => {
 const origin = new URL("/", location.href);
 const chat = new MessagingClient(origin, {
   fetch: watchedFetch,
-  token: sessionStorage.getItem(TOKEN_KEY) ?? undefined,
+  token: localStorage.getItem(TOKEN_KEY) ?? undefined,
 });
 const quotes = new QuoteClient(origin, { fetch: watchedFetch });
 
@@ -143,12 +147,47 @@ function showJoined(joined: boolean) {
 
 function signOut(reason: string) {
   chat.token = undefined;
-  sessionStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(TOKEN_KEY);
   showJoined(false);
   showError(ui.joinError, reason);
   ui.name.focus();
   // The stream was the user's: follow on as nobody.
   followMessages();
+}
+
+let rejoining: Promise<boolean> | undefined;
+/**
+ * A 401 while signed in: the service forgot the user (restarted, or away
+ * too long), so the name is taken again, as the terminal chat does, and
+ * the draft stays where it is. Once at a time, however many calls found
+ * out. False when the user is now signed out.
+ */
+function rejoin(): Promise<boolean> {
+  return rejoining ??= joinAgain().finally(() => rejoining = undefined);
+}
+
+async function joinAgain(): Promise<boolean> {
+  const name = chat.name;
+  // Signed out meanwhile (the user was unregistered): nothing to rejoin.
+  if (name === undefined) return false;
+  const held = localStorage.getItem(TOKEN_KEY);
+  // Another tab left (nothing stored) or joined again first (another token).
+  if (held === null) return signOut(SIGNED_OUT), false;
+  if (held !== chat.token) return chat.token = held, true;
+  const joined = await call(() => chat.register(name));
+  if (!(joined instanceof Failure)) {
+    localStorage.setItem(TOKEN_KEY, joined);
+    notice(
+      `The service had forgotten you (restarted?): joined again as ${name}.`,
+    );
+    return true;
+  }
+  // Not answered: the token is kept and tried again later.
+  if (joined.status === undefined) return true;
+  const now = localStorage.getItem(TOKEN_KEY);
+  if (now !== null && now !== held) return chat.token = now, true;
+  signOut([SIGNED_OUT, ...joined.lines].join(" "));
+  return false;
 }
 
 /** Who is online, in the order the panel shows them: as `GET /users/online` last said, then changed by each presence event. */
@@ -161,6 +200,9 @@ let presenceWhileLoading: PresenceChange[] | null = null;
 
 function showOnline(names: string[]) {
   online = names;
+  // In the bar, so a phone sees how many are online without scrolling.
+  ui.onlineCount.textContent = `${names.length} online`;
+  ui.onlineCount.hidden = chat.token === undefined;
   ui.users.replaceChildren(...names.map((name) => {
     const item = document.createElement("li");
     item.textContent = name;
@@ -185,6 +227,15 @@ function onPresence(change: PresenceChange) {
   }
   presenceWhileLoading?.push(change);
   applyPresence(change);
+  const said = presenceNotice(change);
+  if (said !== undefined) notice(said);
+}
+
+/** A change of presence in the terminal chat's words; the user's own goes untold. */
+function presenceNotice(change: PresenceChange): string | undefined {
+  if (change.name === chat.name) return undefined;
+  if ("registered" in change) return `${change.name} left.`;
+  return `${change.name} ${change.online ? "is online." : "went offline."}`;
 }
 
 let refreshing: Promise<void> | null = null;
@@ -201,7 +252,7 @@ async function loadOnline() {
   const since = presenceWhileLoading;
   presenceWhileLoading = null;
   if (names instanceof Failure) {
-    if (names.status === 401) signOut(SIGNED_OUT);
+    if (names.status === 401) rejoin();
     return;
   }
   showOnline(names);
@@ -241,7 +292,35 @@ function messageEntry(message: Message) {
   entry.append(author, text);
   return entry;
 }
-const showMessage = (message: Message) => appendEntry(messageEntry(message));
+function showMessage(message: Message) {
+  appendEntry(messageEntry(message));
+  if (message.user !== chat.name) countUnread();
+}
+
+let unread = 0;
+/** While the tab is hidden, its title counts the messages that came. */
+function countUnread() {
+  if (!document.hidden) return;
+  unread++;
+  document.title = `(${unread}) ${TITLE}`;
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) return;
+  unread = 0;
+  document.title = TITLE;
+});
+
+// Another tab of the page joined or left: this one does the same.
+addEventListener("storage", (event) => {
+  if (event.key !== TOKEN_KEY || event.newValue === (chat.token ?? null)) {
+    return;
+  }
+  if (event.newValue === null) return signOut("");
+  chat.token = event.newValue;
+  showJoined(true);
+  followMessages();
+});
 
 /**
  * Follows the stream at `path` with `read` until `signal` aborts. The
@@ -264,7 +343,10 @@ async function keepFollowing(
       if (signal?.aborted) return;
       if (!(error instanceof ServiceError)) throw error;
       setLive(path, false);
-      if (error.status === 401) return signOut(SIGNED_OUT);
+      if (error.status === 401) {
+        if (await rejoin()) continue;
+        return;
+      }
       const seconds = error.retryAfterSeconds;
       const ms = seconds === undefined ? REFUSED_RETRY_MS : seconds * 1000;
       await new Promise((resolve) => setTimeout(resolve, ms));
@@ -327,24 +409,30 @@ ui.joinForm.addEventListener("submit", async (event) => {
     if (joined.status !== undefined) ui.name.select();
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, joined);
+  localStorage.setItem(TOKEN_KEY, joined);
   ui.name.value = "";
   showJoined(true);
   ui.message.focus();
   followMessages();
 });
 
-ui.postForm.addEventListener("submit", async (event) => {
-  event.preventDefault();
-  ui.postError.textContent = "";
+/** Sends the draft; a 401 rejoins and sends it once more. */
+async function send(retry = true) {
   const red = new FormData(ui.postForm).get("color") === "red";
   const color = red ? "red" : "black";
   const sent = await call(() => chat.post(ui.message.value, { color }));
   if (!(sent instanceof Failure)) {
     ui.message.value = "";
     ui.message.focus();
-  } else if (sent.status === 401) signOut(SIGNED_OUT);
-  else showError(ui.postError, sent.lines);
+  } else if (sent.status === 401) {
+    if (retry && await rejoin()) await send(false);
+  } else showError(ui.postError, sent.lines);
+}
+
+ui.postForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  ui.postError.textContent = "";
+  send();
 });
 
 ui.leave.addEventListener("click", async () => {

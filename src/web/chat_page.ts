@@ -5,6 +5,7 @@
  * @module
  */
 
+import { precompressed } from "../http/compression.ts";
 import type { Routes } from "../http/router.ts";
 import template from "./chat.html" with { type: "text" };
 import style from "./chat.css" with { type: "text" };
@@ -71,12 +72,16 @@ async function buildPage(options: ChatPageOptions): Promise<BuiltPage> {
  * The route of the chat page, to serve beside the messaging service.
  */
 export function chatPageRoutes(options: ChatPageOptions): Routes {
-  let page: Promise<BuiltPage> | undefined;
+  // Built and compressed once, on the first request: every later one only
+  // picks the variant its client accepts.
+  let page: Promise<(req: Request) => Response> | undefined;
   return {
     "/chat": {
-      GET: async () => {
-        const { body, headers } = await (page ??= buildPage(options));
-        return new Response(body, { headers });
+      GET: async (req) => {
+        page ??= buildPage(options).then(({ body, headers }) =>
+          precompressed(body, headers)
+        );
+        return (await page)(req);
       },
     },
   };

@@ -193,13 +193,13 @@ browserTest(
 
     // Leave unregisters: the old token is refused, the join form is back.
     const token = await ann.page.evaluate(() =>
-      sessionStorage.getItem("lms-token")
+      localStorage.getItem("lms-token")
     );
     assert.match(token ?? "", /^Ann-[0-9a-f]{40}$/);
     await ann.page.getByRole("button", { name: "Leave" }).click();
     await ann.page.getByRole("textbox", { name: "Name" }).waitFor();
     assert.equal(
-      await ann.page.evaluate(() => sessionStorage.getItem("lms-token")),
+      await ann.page.evaluate(() => localStorage.getItem("lms-token")),
       null,
     );
     const res = await fetch(`${server.url}users`, {
@@ -270,7 +270,7 @@ browserTest(
 
     // Unregistered from elsewhere with its token: the page says so.
     const token = await ann.page.evaluate(() =>
-      sessionStorage.getItem("lms-token")
+      localStorage.getItem("lms-token")
     );
     const res = await fetch(`${server.url}users`, {
       method: "DELETE",
@@ -294,26 +294,43 @@ browserTest(
 );
 
 browserTest(
-  "a page opened again after its token stopped working asks for a name again, saying why",
+  "a page opened again after its user was forgotten joins again as that name, or asks for one when it was taken",
   [],
   async (browser, server) => {
     const tab = await openChat(browser, server);
+    const forget = async () => {
+      const token = await tab.page.evaluate(() =>
+        localStorage.getItem("lms-token")
+      );
+      // Away from the page (an open page would hear it live), the token is
+      // used to leave; the browser keeps it in its localStorage.
+      await tab.page.goto("about:blank");
+      const res = await fetch(`${server.url}users`, {
+        method: "DELETE",
+        headers: { "x-messaging-token": token! },
+      });
+      await res.body?.cancel();
+    };
     await join(tab, "Cleo");
-    const token = await tab.page.evaluate(() =>
-      sessionStorage.getItem("lms-token")
-    );
-    // Away from the page (an open page would hear it live), the token is
-    // used to leave; the tab keeps it in its sessionStorage.
-    await tab.page.goto("about:blank");
-    const res = await fetch(`${server.url}users`, {
-      method: "DELETE",
-      headers: { "x-messaging-token": token! },
+    await forget();
+    await tab.page.goto(`${server.url}chat`);
+    await tab.page.getByText("joined again as Cleo").waitFor();
+    await tab.page.getByText("Signed in as Cleo").waitFor();
+    await send(tab, "Still Cleo");
+
+    // The name was taken meanwhile: the page asks for another, saying why.
+    await forget();
+    const other = await fetch(`${server.url}users`, {
+      method: "POST",
+      body: "Cleo",
     });
-    await res.body?.cancel();
+    await other.body?.cancel();
     await tab.page.goto(`${server.url}chat`);
     await tab.page.getByRole("alert").filter({ hasText: "join again" })
       .waitFor();
-    await join(tab, "Cleo");
+    await tab.page.getByRole("alert").filter({ hasText: "This user exists!" })
+      .waitFor();
+    await join(tab, "Cleo2");
     assert.deepEqual(tab.watch.errors, []);
   },
 );
@@ -538,7 +555,7 @@ browserTest(
     await join(ann, "Ann");
     await join(bob, "Bob");
     const token = await bob.page.evaluate(() =>
-      sessionStorage.getItem("lms-token")
+      localStorage.getItem("lms-token")
     );
     await onlineAre(server, token!, ["Ann", "Bob"]);
     await ann.page.locator("#users li", { hasText: "Bob" }).waitFor();

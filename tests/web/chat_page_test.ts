@@ -114,3 +114,18 @@ Deno.test("the quote panel shows only when the quote service is served beside me
   );
   assert.equal(quoteOnly.status, 404);
 });
+
+Deno.test("the page's script is sent minified: no comments, no indentation, long lines", async () => {
+  const page = await call(createHandler(), "GET", "/chat");
+  const open = '<script type="module">';
+  const start = page.text.indexOf(open) + open.length;
+  const script = page.text.slice(start, page.text.lastIndexOf("</script>"));
+  const lines = script.split("\n").filter((line) => line.trim() !== "");
+  assert.ok(script.length > 10_000, "the script is there");
+  // The bundle's first line names its source; what runs is the rest.
+  const code = lines.filter((line) => !line.trim().startsWith("// Generated"));
+  // Lines break only inside template literals: a few, and long.
+  const average = code.join("").length / code.length;
+  assert.ok(average > 500, `${code.length} lines, ${average} long`);
+  assert.doesNotMatch(script, /\/\*\*|\n {2,}[a-z]/);
+});

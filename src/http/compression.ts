@@ -1,0 +1,144 @@
+/**
+ * Response compression. `Deno.serve` 2.9.6 sends every answer as it is
+ * given (measured: no `Content-Encoding` for any body type, whatever the
+ * request accepts; see docs/architecture.md), so the service compresses
+ * itself: fixed documents once, ahead of time, and JSON answers of at least
+ * {@linkcode MIN_COMPRESSED_BYTES} as they are made. Event streams never.
+ * @module
+ */
+
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+
+/** The encodings the service sends, best first when a client likes them equally. */
+export type Encoding = "br" | "gzip";
+const ENCODINGS: readonly Encoding[] = ["br", "gzip"];
+
+/** Below this a JSON answer is sent as it is: the headers would eat the gain. */
+export const MIN_COMPRESSED_BYTES = 1024;
+
+/**
+ * The encoding to send for an `Accept-Encoding` header, honouring its
+ * q-values (`q=0` refuses); `undefined` means identity.
+ */
+export function chooseEncoding(header: string | null): Encoding | undefined {
+  if (header === null) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of header.split(",")) {
+    const [name = "", ...params] = part.trim().toLowerCase().split(";");
+    if (name === "") continue;
+    let q = 1;
+    for (const param of params) {
+      const [key, value] = param.trim().split("=");
+      if (key === "q") q = Number(value);
+    }
+    weights.set(name.trim(), Number.isFinite(q) ? q : 0);
+  }
+  let best: Encoding | undefined;
+  let bestQ = 0;
+  for (const encoding of ENCODINGS) {
+    const q = weights.get(encoding) ?? weights.get("*") ?? 0;
+    if (q > bestQ) [best, bestQ] = [encoding, q];
+  }
+  return best;
+}
+
+/** `bytes` encoded with `encoding`, at the best ratio (for bodies made once). */
+export function encode(
+  bytes: Uint8Array,
+  encoding: Encoding,
+  best = true,
+): Uint8Array<ArrayBuffer> {
+  const out = encoding === "br"
+    ? brotliCompressSync(bytes, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: best ? 11 : 4,
+        [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
+      },
+    })
+    : gzipSync(bytes, { level: best ? 9 : 6 });
+  return new Uint8Array(out);
+}
+
+function varyOnEncoding(headers: Headers) {
+  const vary = headers.get("vary");
+  if (vary === null) headers.set("vary", "Accept-Encoding");
+  else if (!/accept-encoding/i.test(vary)) {
+    headers.set("vary", `${vary}, Accept-Encoding`);
+  }
+}
+
+/**
+ * A fixed document, compressed once per encoding: each request gets the variant its
+ * `Accept-Encoding` prefers, with `Vary` and the length of what is sent.
+ */
+export function precompressed(
+  body: string,
+  headers: Record<string, string>,
+): (req: Request) => Response {
+  const identity = new TextEncoder().encode(body);
+  // Each variant is made when first asked for: a handler built and never
+  // asked (most in tests) spends nothing on it.
+  const variants = new Map<Encoding, Uint8Array<ArrayBuffer>>();
+  const variant = (encoding: Encoding) => {
+    let bytes = variants.get(encoding);
+    if (bytes === undefined) {
+      bytes = encode(identity, encoding);
+      variants.set(encoding, bytes);
+    }
+    return bytes;
+  };
+  return (req) => {
+    const encoding = chooseEncoding(req.headers.get("accept-encoding"));
+    const sent = encoding ? variant(encoding) : identity;
+    const answer = new Headers(headers);
+    varyOnEncoding(answer);
+    if (encoding) answer.set("content-encoding", encoding);
+    answer.set("content-length", String(sent.byteLength));
+    return new Response(sent, { status: 200, headers: answer });
+  };
+}
+
+/** Whether an answer is JSON, not yet encoded: event streams and sockets never are. */
+function compressible(res: Response): boolean {
+  const type = res.headers.get("content-type") ?? "";
+  return res.body !== null && res.status !== 101 &&
+    type.startsWith("application/json") &&
+    !res.headers.has("content-encoding");
+}
+
+/**
+ * Wraps `handler` so its JSON answers of at least
+ * {@linkcode MIN_COMPRESSED_BYTES} go compressed to clients that accept it.
+ * Every JSON answer to such a client says `Vary: Accept-Encoding`.
+ */
+export function compressJson<Rest extends unknown[]>(
+  // Any handler's shape, so this module needs nothing of the router's.
+  handler: (req: Request, ...rest: Rest) => Response | Promise<Response>,
+): (req: Request, ...rest: Rest) => Response | Promise<Response> {
+  return (req, ...rest) => {
+    const encoding = chooseEncoding(req.headers.get("accept-encoding"));
+    // Without an encoding the answer is passed on as it came, not even
+    // awaited: Deno 2.9 sends an answer awaited here (or whose headers were
+    // changed) chunked, without its length, when the body went unread.
+    if (encoding === undefined) return handler(req, ...rest);
+    return compressed(handler(req, ...rest), encoding);
+  };
+}
+
+async function compressed(
+  answer: Response | Promise<Response>,
+  encoding: Encoding,
+): Promise<Response> {
+  const res = await answer;
+  if (!compressible(res)) return res;
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const headers = new Headers(res.headers);
+  varyOnEncoding(headers);
+  let sent: Uint8Array<ArrayBuffer> = bytes;
+  if (bytes.byteLength >= MIN_COMPRESSED_BYTES) {
+    sent = encode(bytes, encoding, false);
+    headers.set("content-encoding", encoding);
+  }
+  headers.set("content-length", String(sent.byteLength));
+  return new Response(sent, { status: res.status, headers });
+}

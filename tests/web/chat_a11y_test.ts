@@ -1,0 +1,166 @@
+/**
+ * The chat page against axe-core (WCAG 2.1 A and AA) in real Chromium, in
+ * every state a user meets: signed out, signed in with messages, a refusal
+ * shown, reconnecting, at 320 and 1280 px, light and dark; and no sideways
+ * scrolling at any width from 320 to 1920 px.
+ */
+
+import assert from "node:assert/strict";
+import axe from "axe-core";
+import {
+  type Browser,
+  browserMissing,
+  launchBrowser,
+  type Page,
+} from "../_support/browser.ts";
+import { type RunningServer, startServer } from "../_support/program.ts";
+
+/** What the tests read of the page's globals (this file has no DOM types). */
+interface AxeWindow {
+  document: { documentElement: { scrollWidth: number } };
+  axe: {
+    run(
+      context: unknown,
+      options: unknown,
+    ): Promise<
+      { violations: { id: string; impact: string; nodes: unknown[] }[] }
+    >;
+  };
+}
+
+/** The violations axe finds on the page as it is now, as `id (impact) ×n`. */
+async function violations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not
+  // govern: the page itself still runs nothing but its own script.
+  await page.evaluate(axe.source);
+  const found = await page.evaluate(() =>
+    (globalThis as unknown as AxeWindow).axe.run(
+      (globalThis as unknown as AxeWindow).document,
+      {
+        runOnly: {
+          type: "tag",
+          values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"],
+        },
+      },
+    )
+  );
+  return found.violations.map((v) =>
+    `${v.id} (${v.impact}) ×${v.nodes.length}`
+  );
+}
+
+async function open(
+  browser: Browser,
+  server: RunningServer,
+  width: number,
+  colorScheme: "light" | "dark",
+): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width, height: 800 },
+    colorScheme,
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(5000);
+  await page.goto(`${server.url}chat`);
+  await page.getByText("Live").waitFor();
+  return page;
+}
+
+async function join(page: Page, name: string) {
+  await page.getByRole("textbox", { name: "Name" }).fill(name);
+  await page.getByRole("button", { name: "Join" }).click();
+  await page.getByRole("textbox", { name: "Message" }).waitFor();
+}
+
+async function say(page: Page, text: string, red = false) {
+  if (red) await page.getByRole("radio", { name: "Red" }).check();
+  await page.getByRole("textbox", { name: "Message" }).fill(text);
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.getByRole("log").getByText(text, { exact: true }).waitFor();
+}
+
+Deno.test({
+  name: "axe finds nothing in any state, narrow or wide, light or dark",
+  ignore: browserMissing !== undefined,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    const found: Record<string, string[]> = {};
+    try {
+      for (const width of [320, 1280]) {
+        for (const scheme of ["light", "dark"] as const) {
+          const at = `${width} ${scheme}`;
+          const page = await open(browser, server, width, scheme);
+          found[`${at} signed out`] = await violations(page);
+          await page.getByRole("textbox", { name: "Name" }).fill("a-b");
+          await page.getByRole("button", { name: "Join" }).click();
+          await page.locator("#join-error .line").waitFor();
+          found[`${at} join refused`] = await violations(page);
+          await join(page, `Ann${width}${scheme}`);
+          for (let i = 0; i < 12; i++) {
+            await say(page, `${at} line ${i}.`, i % 3 === 0);
+          }
+          found[`${at} signed in with messages`] = await violations(page);
+          await page.getByRole("textbox", { name: "Quote" }).fill("lowercase");
+          await page.getByRole("button", { name: "Set quote" }).click();
+          await page.locator("#quote-error .line").first().waitFor();
+          found[`${at} quote refused`] = await violations(page);
+          await page.context().close();
+        }
+      }
+      // Reconnecting: the program is gone, the page says so.
+      const page = await open(browser, server, 360, "light");
+      await join(page, "Bob");
+      await say(page, "Before the stop.");
+      assert.equal(await server.stop(), 0);
+      await page.getByText("Reconnecting…").waitFor();
+      found["360 light reconnecting"] = await violations(page);
+    } finally {
+      await browser.close();
+      await server.stop().catch(() => {});
+    }
+    const failing = Object.entries(found).filter(([, list]) => list.length);
+    assert.deepEqual(failing, [], JSON.stringify(failing, null, 1));
+    assert.equal(Object.keys(found).length, 17);
+  },
+});
+
+Deno.test({
+  name: "no width from 320 to 1920 px scrolls sideways, signed in or out",
+  ignore: browserMissing !== undefined,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    const wide: string[] = [];
+    try {
+      for (const scheme of ["light", "dark"] as const) {
+        const page = await open(browser, server, 320, scheme);
+        const measure = async (state: string) => {
+          for (let width = 320; width <= 1920; width += 40) {
+            await page.setViewportSize({ width, height: 800 });
+            const scroll = await page.evaluate(() =>
+              (globalThis as unknown as AxeWindow).document.documentElement
+                .scrollWidth
+            );
+            if (scroll > width) {
+              wide.push(`${scheme} ${state} ${width}: ${scroll}`);
+            }
+          }
+        };
+        await measure("signed out");
+        await join(page, `Cy${scheme}`);
+        await say(page, scheme + "W".repeat(300));
+        await measure("signed in");
+        await page.context().close();
+      }
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+    assert.deepEqual(wide, []);
+  },
+});
