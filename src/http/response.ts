@@ -4,6 +4,7 @@
  * @module
  */
 
+import { markCompressible } from "./compression.ts";
 import {
   type ErrorEntry,
   type ErrorLocation,
@@ -34,7 +35,8 @@ export function jsonResponse(
   const headers = extraHeaders
     ? { "content-type": JSON_CONTENT_TYPE, ...extraHeaders }
     : { "content-type": JSON_CONTENT_TYPE };
-  return new Response(body, { status, headers });
+  const res = new Response(body, { status, headers });
+  return body === null ? res : markCompressible(res, body);
 }
 
 export function ok(value: unknown): Response {
