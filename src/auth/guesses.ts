@@ -10,7 +10,7 @@ import type { ClientAddressOf } from "../http/client_address.ts";
 import { REFUSALS } from "../http/catalogue.ts";
 import { type HttpError, waitRefusal } from "../http/http_error.ts";
 import type { ConnectionInfo } from "../http/router.ts";
-import type { AuthFailures, UserTokens } from "../store/store.ts";
+import type { AuthFailures, Awaitable, UserTokens } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type Credential,
@@ -54,15 +54,18 @@ export interface AuthenticatorOptions {
 export interface Authenticator {
   /**
    * The credential of `req` when it authenticates; `null` when it has none
-   * or a wrong one (which counts as a failure). Throws the 429 refusal
-   * while the client must wait.
+   * or a wrong one (which counts as a failure). Throws (or rejects with)
+   * the 429 refusal while the client must wait.
    */
-  authenticate(req: Request, info?: ConnectionInfo): Promise<Credential | null>;
+  authenticate(
+    req: Request,
+    info?: ConnectionInfo,
+  ): Awaitable<Credential | null>;
   /** The same for a credential that came another way (a WebSocket's token frame) from `client`. */
   check(
     credential: Credential | null,
     client: string,
-  ): Promise<Credential | null>;
+  ): Awaitable<Credential | null>;
 }
 
 /**
@@ -84,7 +87,10 @@ export interface Authenticator {
  *   headers: { "x-messaging-token": "ann-0000" },
  * });
  * assert.equal(await auth.authenticate(guess), null);
- * await assert.rejects(auth.authenticate(guess), (e: Error) => "status" in e && e.status === 429);
+ * await assert.rejects(
+ *   async () => await auth.authenticate(guess),
+ *   (e: Error) => "status" in e && e.status === 429,
+ * );
  * ```
  */
 export function createAuthenticator(
@@ -94,27 +100,38 @@ export function createAuthenticator(
   const refusal = (waitMs: number): HttpError =>
     waitRefusal(REFUSALS.tooManyAuthFailures, rate!, waitMs);
 
-  async function check(
+  // Not async: with a store that answers at once (memory, or Redis's local
+  // copy of the tokens) the hot path makes no promise.
+  function check(
     credential: Credential | null,
     client: string,
-  ): Promise<Credential | null> {
+  ): Awaitable<Credential | null> {
     const wait = rate === undefined ? 0 : store.authWait(client, rate);
     if (wait > 0) {
       report?.("refused");
       throw refusal(wait);
     }
-    const user = credential && await recheck(credential, store);
+    const user = credential && recheck(credential, store);
+    return user instanceof Promise
+      ? user.then((found) => counted(found, client))
+      : counted(user, client);
+  }
+
+  function counted(
+    user: Credential | null,
+    client: string,
+  ): Awaitable<Credential | null> {
     if (user !== null) return user;
     report?.("failed");
-    if (rate !== undefined) await store.countAuthFailure(client, rate);
-    return null;
+    const counting = rate && store.countAuthFailure(client, rate);
+    return counting instanceof Promise ? counting.then(() => null) : null;
   }
 
   return {
     authenticate(req, info) {
       // No credential is no guess: it is answered 401 and not counted.
       const header = req.headers.get(TOKEN_HEADER);
-      if (header === null) return Promise.resolve(null);
+      if (header === null) return null;
       return check(parseCredential(header), clientOf(req, info));
     },
     check,
