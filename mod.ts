@@ -58,6 +58,7 @@ export { openStore, type OpenStoreOptions } from "./src/program/open_store.ts";
 export {
   type Allowance,
   type AuthFailures,
+  type AuthTry,
   type Awaitable,
   type ChangeFeed,
   type MessageLog,

@@ -10,7 +10,13 @@ import type { ClientAddressOf } from "../http/client_address.ts";
 import { REFUSALS } from "../http/catalogue.ts";
 import { type HttpError, waitRefusal } from "../http/http_error.ts";
 import type { ConnectionInfo } from "../http/router.ts";
-import type { AuthFailures, Awaitable, UserTokens } from "../store/store.ts";
+import {
+  type AuthFailures,
+  type AuthTry,
+  type Awaitable,
+  FREE_TRY,
+  type UserTokens,
+} from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type Credential,
@@ -106,24 +112,36 @@ export function createAuthenticator(
     credential: Credential | null,
     client: string,
   ): Awaitable<Credential | null> {
-    const wait = rate === undefined ? 0 : store.authWait(client, rate);
-    if (wait > 0) {
+    if (rate === undefined) return judged(FREE_TRY, credential, client);
+    const tried = store.authWait(client, rate);
+    return tried instanceof Promise
+      ? tried.then((t) => judged(t, credential, client))
+      : judged(tried, credential, client);
+  }
+
+  function judged(
+    tried: AuthTry,
+    credential: Credential | null,
+    client: string,
+  ): Awaitable<Credential | null> {
+    if (tried.waitMs > 0) {
       report?.("refused");
-      throw refusal(wait);
+      throw refusal(tried.waitMs);
     }
     const user = credential && recheck(credential, store);
     return user instanceof Promise
-      ? user.then((found) => counted(found, client))
-      : counted(user, client);
+      ? user.then((found) => counted(found, client, tried.counted))
+      : counted(user, client, tried.counted);
   }
 
   function counted(
     user: Credential | null,
     client: string,
+    already: boolean,
   ): Awaitable<Credential | null> {
     if (user !== null) return user;
     report?.("failed");
-    const counting = rate && store.countAuthFailure(client, rate);
+    const counting = rate && !already && store.countAuthFailure(client, rate);
     return counting instanceof Promise ? counting.then(() => null) : null;
   }
 

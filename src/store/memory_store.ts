@@ -10,6 +10,8 @@ import { ChangeListeners } from "./change_listeners.ts";
 import { MemoryPresence } from "./memory_presence.ts";
 import {
   type Allowance,
+  type AuthTry,
+  FREE_TRY,
   INITIAL_QUOTE,
   type MessagePage,
   RateLimited,
@@ -224,8 +226,9 @@ export class MemoryStore implements Store {
   }
 
   /** How long `client` must wait before authenticating again, in ms. */
-  authWait(client: string, rate: RateLimit): number {
-    return this.#authFailures.waitOf(client, rate);
+  authWait(client: string, rate: RateLimit): AuthTry {
+    const waitMs = this.#authFailures.waitOf(client, rate);
+    return waitMs === 0 ? FREE_TRY : { waitMs, counted: false };
   }
 
   /** Counts one failed authentication of `client`. */

@@ -85,18 +85,47 @@ export interface UserTokens {
  * const failures: AuthFailures = new MemoryStore();
  * const rate = { burst: 2, periodMs: 1000 };
  * await failures.countAuthFailure("192.0.2.7", rate);
- * assert.equal(failures.authWait("192.0.2.7", rate), 0);
+ * assert.equal((await failures.authWait("192.0.2.7", rate)).waitMs, 0);
  * await failures.countAuthFailure("192.0.2.7", rate);
- * assert.ok(failures.authWait("192.0.2.7", rate) > 0);
- * assert.equal(failures.authWait("192.0.2.8", rate), 0);
+ * assert.ok((await failures.authWait("192.0.2.7", rate)).waitMs > 0);
+ * assert.equal((await failures.authWait("192.0.2.8", rate)).waitMs, 0);
  * ```
  */
 export interface AuthFailures {
-  /** How long `client` must wait before authenticating again, in ms: 0 when it may now. */
-  authWait(client: string, rate: RateLimit): number;
+  /**
+   * Asked before a credential is checked: how long `client` must wait, in
+   * ms (0 when it may try now). A shared store may count this try already
+   * (`counted`), for a client with recent failures, so that processes
+   * checking at once cannot each let its guesses through.
+   */
+  authWait(client: string, rate: RateLimit): Awaitable<AuthTry>;
   /** Counts one failed authentication of `client`. */
   countAuthFailure(client: string, rate: RateLimit): Awaitable<void>;
 }
+
+/**
+ * What {@linkcode AuthFailures.authWait} answers.
+ *
+ * @example A client that may try, its try not yet counted
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type AuthTry, MemoryStore } from "@lms/light-messaging";
+ * const tried: AuthTry = await new MemoryStore().authWait("192.0.2.7", {
+ *   burst: 1,
+ *   periodMs: 1000,
+ * });
+ * assert.deepEqual(tried, { waitMs: 0, counted: false });
+ * ```
+ */
+export interface AuthTry {
+  /** How long to wait before trying, in ms; 0 when the try may go ahead. */
+  waitMs: number;
+  /** Whether the try was counted already, as a failure would be. */
+  counted: boolean;
+}
+
+/** A try that may go ahead, not counted: one object for every such answer. */
+export const FREE_TRY: AuthTry = Object.freeze({ waitMs: 0, counted: false });
 
 /**
  * The registered users: registering, unregistering, listing.

@@ -69,6 +69,11 @@ export class TokenBuckets {
     return Math.max(0, full - now - (rate.burst - 1) * rate.periodMs);
   }
 
+  /** Whether `client` spent any of its bucket that has not come back yet. */
+  tracks(client: string): boolean {
+    return (this.#full.get(client) ?? 0) > this.#now();
+  }
+
   /** Spends one of `client`'s writes: 0 when allowed, else the milliseconds until one is. */
   take(client: string, rate: RateLimit): number {
     const now = this.#now();

@@ -1,12 +1,18 @@
 /**
  * Failed authentications counted in Redis, so every process shares each
- * client's count; the answer to "must this client wait?" stays in memory,
- * learnt from the notice Redis publishes when a client runs out, so an
- * authenticated request costs no round trip.
+ * client's count. "Must this client wait?" is answered from memory for a
+ * client that has not failed here lately (no round trip), and in Redis,
+ * counting the try, for one that has.
  * @module
  */
 
-import type { AuthFailures } from "../store.ts";
+import {
+  type AuthFailures,
+  type AuthTry,
+  type Awaitable,
+  FREE_TRY,
+} from "../store.ts";
+import { UnexpectedReply } from "./replies.ts";
 import { type RateLimit, TokenBuckets } from "../token_buckets.ts";
 import type { RedisKernel } from "./kernel.ts";
 import { callOf } from "./scripts.ts";
@@ -36,7 +42,27 @@ export class RedisAuthFailures implements AuthFailures {
     });
   }
 
-  authWait(client: string, rate: RateLimit): number {
+  authWait(client: string, rate: RateLimit): Awaitable<AuthTry> {
+    const waitMs = this.#knownWait(client, rate);
+    if (waitMs > 0) return { waitMs, counted: false };
+    // A client that never failed here costs no round trip; one that did
+    // pays its try in Redis first, so that processes answering it at once
+    // cannot each let a guess through while the news is on its way.
+    if (!this.#local.tracks(client)) return FREE_TRY;
+    return this.#count(client, rate).then(
+      (answer) =>
+        answer === undefined || answer.counted
+          ? { waitMs: 0, counted: answer !== undefined }
+          : { waitMs: Math.max(1, answer.waitMs), counted: false },
+    );
+  }
+
+  async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
+    await this.#count(client, rate);
+  }
+
+  /** The wait this process knows of: its own count, and what Redis announced. */
+  #knownWait(client: string, rate: RateLimit): number {
     const local = this.#local.waitOf(client, rate);
     const until = this.#waiting.get(client);
     if (until === undefined) return local;
@@ -45,11 +71,15 @@ export class RedisAuthFailures implements AuthFailures {
     return Math.max(local, shared);
   }
 
-  async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
+  /** Counts a try in Redis (and here); `undefined` when Redis did not answer. */
+  async #count(
+    client: string,
+    rate: RateLimit,
+  ): Promise<{ counted: boolean; waitMs: number } | undefined> {
     this.#local.take(client, rate);
     const { authFailures, channel } = this.#kernel.keys;
     try {
-      await this.#kernel.read((c) =>
+      const reply = await this.#kernel.read((c) =>
         c.run(...callOf("authFailure", {
           bucket: authFailures + client,
           channel,
@@ -59,8 +89,14 @@ export class RedisAuthFailures implements AuthFailures {
           burst: String(rate.burst),
         }))
       );
+      if (!Array.isArray(reply) || reply.length !== 2) {
+        throw new UnexpectedReply("authFailure", reply);
+      }
+      return { counted: reply[0] === 1, waitMs: Number(reply[1]) };
     } catch {
-      // The request is answered 401 all the same; the local count holds.
+      // The try goes on as this process alone would judge it: its own
+      // count holds while Redis does not answer.
+      return undefined;
     }
   }
 }

@@ -15,6 +15,7 @@
 
 import {
   type Allowance,
+  type AuthTry,
   type Awaitable,
   HEARTBEAT_MS,
   type MessagePage,
@@ -193,7 +194,7 @@ export class RedisStore implements Store {
   }
 
   /** How long `client` must wait before authenticating again, as every process counts. */
-  authWait(client: string, rate: RateLimit): number {
+  authWait(client: string, rate: RateLimit): Awaitable<AuthTry> {
     return this.#authFailures.authWait(client, rate);
   }
 
