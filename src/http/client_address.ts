@@ -3,6 +3,7 @@
  * @module
  */
 
+import { isIP } from "node:net";
 import type { ConnectionInfo } from "./router.ts";
 
 /**
@@ -67,8 +68,23 @@ export function clientAddressOf(
     const header = req.headers.get("x-forwarded-for");
     if (header === null) return direct(req, info);
     const last = lastListValue(header);
-    return last.length > 0 && last.length <= MAX_ADDRESS_LENGTH
-      ? last
-      : direct(req, info);
+    const address = last.length <= MAX_ADDRESS_LENGTH
+      ? canonicalAddress(last)
+      : undefined;
+    return address ?? direct(req, info);
   };
+}
+
+/**
+ * `text` as one spelling of its IP address, or `undefined` when it is no
+ * address: otherwise `2001:DB8::1` and `2001:db8::1` would be two clients
+ * to the limits, and any string a proxy passed on one more.
+ */
+function canonicalAddress(text: string): string | undefined {
+  if (isIP(text) === 4) return text;
+  const bare = text.replace(/%[^%]*$/, "");
+  if (isIP(bare) !== 6) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
+  if (mapped !== undefined && isIP(mapped) === 4) return mapped;
+  return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
 }

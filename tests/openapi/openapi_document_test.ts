@@ -157,15 +157,17 @@ Deno.test("every answer of the running program matches the document", async () =
       token: string;
     };
     for (
-      const [method, path, body] of [
+      const [i, [method, path, body]] of ([
         ["POST", "/users", "Again"],
         ["DELETE", "/users", undefined],
         ["POST", "/", '{"text":"again"}'],
         ["POST", "/quote", "Again."],
-      ] as const
+      ] as const).entries()
     ) {
-      const client = `limited ${method} ${path}`;
-      await call("POST", "/quote", "First.", undefined, client);
+      // A client of its own for each write: its one allowed write first.
+      const client = `198.51.100.${i + 1}`;
+      const first = await call("POST", "/quote", "First.", undefined, client);
+      assert.equal(first, null, `${method} ${path}: the allowed write`);
       const refused = await call(method, path, body, limitedToken, client) as {
         errors: { name: string }[];
       };
@@ -174,7 +176,7 @@ Deno.test("every answer of the running program matches the document", async () =
 
     // A client that failed to authenticate is refused on every call that
     // takes a token, with the right one too.
-    await call("GET", "/users", undefined, "José-0000", "guesser");
+    await call("GET", "/users", undefined, "José-0000", "198.51.100.250");
     for (
       const [method, path, body] of [
         ["GET", "/users", undefined],
@@ -189,7 +191,7 @@ Deno.test("every answer of the running program matches the document", async () =
         path,
         body,
         limitedToken,
-        "guesser",
+        "198.51.100.250",
       ) as {
         errors: { name: string; description: string }[];
       };
@@ -249,16 +251,28 @@ Deno.test("every answer of the running program matches the document", async () =
       checked.add(`GET ${path} ${res.status}`);
       streams.push(res.body!);
     };
-    await open("/events", "a");
-    await open("/quote/events", "a");
+    await open("/events", "203.0.113.1");
+    await open("/quote/events", "203.0.113.1");
     for (const path of ["/events", "/quote/events"]) {
-      const tooMany = await call("GET", path, undefined, undefined, "a") as {
+      const tooMany = await call(
+        "GET",
+        path,
+        undefined,
+        undefined,
+        "203.0.113.1",
+      ) as {
         errors: { name: string }[];
       };
       assert.equal(tooMany.errors[0]?.name, "events");
     }
-    await open("/events", "b");
-    const full = await call("GET", "/events", undefined, undefined, "c") as {
+    await open("/events", "203.0.113.2");
+    const full = await call(
+      "GET",
+      "/events",
+      undefined,
+      undefined,
+      "203.0.113.3",
+    ) as {
       errors: { name: string }[];
     };
     assert.equal(full.errors[0]?.name, "events");
@@ -280,9 +294,16 @@ Deno.test("every answer of the running program matches the document", async () =
       foreign.conn.close();
       assert.ok(doc.paths[path].get.responses[String(foreign.status)], path);
       checked.add(`GET ${path} ${foreign.status}`);
-      const notUpgrade = await call("GET", path, undefined, undefined, "d", {
-        upgrade: "websocket",
-      }) as { errors: { name: string }[] };
+      const notUpgrade = await call(
+        "GET",
+        path,
+        undefined,
+        undefined,
+        "203.0.113.4",
+        {
+          upgrade: "websocket",
+        },
+      ) as { errors: { name: string }[] };
       assert.equal(notUpgrade.errors[0]?.name, "upgrade");
     }
 

@@ -159,10 +159,18 @@ Deno.test({
           headers: { connection: "close", "x-forwarded-for": client },
         });
       assert.deepEqual(
-        [await write("a"), await write("a"), await write("a")],
+        [
+          await write("192.0.2.1"),
+          await write("192.0.2.1"),
+          await write("192.0.2.1"),
+        ],
         [200, 200, 429],
       );
-      assert.equal(await write("b"), 200, "another client, its own bucket");
+      assert.equal(
+        await write("192.0.2.2"),
+        200,
+        "another client, its own bucket",
+      );
     } finally {
       assert.equal(await server.stop(), 0, server.stderr());
       await redis.kill();
@@ -172,7 +180,7 @@ Deno.test({
     ).map((line) => JSON.parse(line.replace(/^\[serve-worker-\d+ *\] /, "")));
     assert.deepEqual(
       requests.filter((r) => r.route === "/quote").map((r) => r.client).sort(),
-      ["a", "a", "a", "b"],
+      ["192.0.2.1", "192.0.2.1", "192.0.2.1", "192.0.2.2"],
     );
   },
 });
