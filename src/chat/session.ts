@@ -239,14 +239,20 @@ class Session implements Chat {
 
   /** Reads and does what is typed until the user leaves. */
   async converse(): Promise<void> {
+    // A read still pending from joining must keep its line: ask for it now.
+    let pending = this.#typedEarly.length > 0 ? undefined : this.#nextLine();
     // Input given all at once (a pipe) would otherwise act before the
     // stream made the user online, and /users would call it "registered".
+    let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.online.promise,
-      new Promise((resolve) => setTimeout(resolve, ONLINE_WAIT_MS)),
+      new Promise((resolve) => timer = setTimeout(resolve, ONLINE_WAIT_MS)),
     ]);
+    clearTimeout(timer);
     for (;;) {
-      const line = this.#typedEarly.shift() ?? await this.#nextLine();
+      const line = this.#typedEarly.shift() ??
+        await (pending ?? this.#nextLine());
+      pending = undefined;
       if (leaving(line)) return;
       if (line!.trim() !== "") await this.#perform(line!);
     }

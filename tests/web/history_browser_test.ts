@@ -57,7 +57,8 @@ Deno.test({
         await route.continue();
       });
       await page.goto(`${server.url}chat`);
-      const log = page.getByRole("log");
+      // The list that scrolls, inside the conversation's log.
+      const log = page.getByRole("log").getByRole("list");
       await log.locator(".message").filter({ hasText: "m60" }).waitFor();
 
       const texts = () =>
