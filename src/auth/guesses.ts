@@ -139,7 +139,11 @@ export function createAuthenticator(
     client: string,
     already: boolean,
   ): Awaitable<Credential | null> {
-    if (user !== null) return user;
+    if (user !== null) {
+      // Only failures count: a try counted before its check is given back.
+      if (already) store.refundAuthTry(client, rate!);
+      return user;
+    }
     report?.("failed");
     const counting = rate && !already && store.countAuthFailure(client, rate);
     return counting instanceof Promise ? counting.then(() => null) : null;

@@ -236,6 +236,9 @@ export class MemoryStore implements Store {
     this.#authFailures.take(client, rate);
   }
 
+  /** Nothing to give back: this store never counts a try before its check. */
+  refundAuthTry(): void {}
+
   /** Always: memory is always there. */
   isReady(): Readiness {
     return { ready: true };

@@ -101,6 +101,8 @@ export interface AuthFailures {
   authWait(client: string, rate: RateLimit): Awaitable<AuthTry>;
   /** Counts one failed authentication of `client`. */
   countAuthFailure(client: string, rate: RateLimit): Awaitable<void>;
+  /** A try that {@linkcode authWait} counted authenticated: it is given back, since only failures count. */
+  refundAuthTry(client: string, rate: RateLimit): void;
 }
 
 /**

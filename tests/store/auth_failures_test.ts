@@ -98,3 +98,26 @@ Deno.test({
     }
   },
 });
+
+storeTest(
+  "tries that authenticate are given back: only failures count, on a store that counts tries first too",
+  async (store) => {
+    const client = "192.0.2.30";
+    const fail = async () => {
+      const tried = await store.authWait(client, rate);
+      assert.equal(tried.waitMs, 0);
+      if (!tried.counted) await store.countAuthFailure(client, rate);
+    };
+    await fail();
+    for (let i = 0; i < 20; i++) {
+      const tried = await store.authWait(client, rate);
+      assert.equal(tried.waitMs, 0, `right credential ${i}`);
+      if (tried.counted) store.refundAuthTry(client, rate);
+      // The refund travels to Redis on its own: let it land.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await fail();
+    await fail();
+    assert.ok((await store.authWait(client, rate)).waitMs > 0);
+  },
+);

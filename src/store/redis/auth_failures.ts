@@ -61,6 +61,18 @@ export class RedisAuthFailures implements AuthFailures {
     await this.#count(client, rate);
   }
 
+  refundAuthTry(client: string, rate: RateLimit): void {
+    this.#local.giveBack(client, rate);
+    const { authFailures } = this.#kernel.keys;
+    this.#kernel.read((c) =>
+      c.run(...callOf("authRefund", { bucket: authFailures + client }, {
+        period: String(rate.periodMs),
+      }))
+    ).catch(() => {
+      // One try stays counted: the client waits a period sooner, no more.
+    });
+  }
+
   /** The wait this process knows of: its own count, and what Redis announced. */
   #knownWait(client: string, rate: RateLimit): number {
     const local = this.#local.waitOf(client, rate);

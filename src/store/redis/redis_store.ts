@@ -203,6 +203,11 @@ export class RedisStore implements Store {
     return this.#authFailures.countAuthFailure(client, rate);
   }
 
+  /** Gives back a try counted before its check, which authenticated. */
+  refundAuthTry(client: string, rate: RateLimit): void {
+    this.#authFailures.refundAuthTry(client, rate);
+  }
+
   /** Told to Redis in the background. */
   userOnline(name: string): void {
     this.#presence.online(name);

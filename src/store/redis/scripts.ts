@@ -30,6 +30,7 @@ import forgetIdle from "./lua/forget_idle.lua" with { type: "text" };
 import usersToConvert from "./lua/users_to_convert.lua" with { type: "text" };
 import convertUser from "./lua/convert_user.lua" with { type: "text" };
 import authFailure from "./lua/auth_failure.lua" with { type: "text" };
+import authRefund from "./lua/auth_refund.lua" with { type: "text" };
 
 /** What a write answers when its fence had passed: it did nothing, and no attempt of it ever will. */
 export const LATE = "late";
@@ -190,6 +191,11 @@ export const SCRIPTS = {
     keys: ["bucket", "channel"],
     args: ["client", "period", "burst"],
     lua: [clock, notices, authFailure],
+  }),
+  authRefund: script({
+    keys: ["bucket"],
+    args: ["period"],
+    lua: [clock, authRefund],
   }),
   convertUser: script({
     keys: ["users", "looks"],
