@@ -32,8 +32,6 @@ const RETRY_MS = 1000;
 /** `fetch` fails with a TypeError when the service cannot be reached at all. */
 const unreachable = (error: unknown) => error instanceof TypeError;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** `1 line` or `2 lines`. */
 const lines = (count: number) => `${count} line${count === 1 ? "" : "s"}`;
 
@@ -54,7 +52,7 @@ class Session implements Chat {
   /** Resolved by a signal: it ends the chat at any point, joined or not. */
   readonly #quit = Promise.withResolvers<null>();
   #signalled = false;
-  /** One read outstanding at a time, so a read that lost a race to a timer still delivers its line to the next caller. */
+  /** One read outstanding at a time, kept until a caller takes its line. */
   #reading: Promise<string | null> | undefined;
   /** Lines typed while joining, sent once joined. */
   readonly #typedEarly: string[] = [];
@@ -94,11 +92,41 @@ class Session implements Chat {
     this.#down = !ok;
   }
 
-  #nextLine() {
-    this.#reading ??= this.term.readLine().finally(() =>
-      this.#reading = undefined
+  /** The next line: `null` at the end of input or on a signal. */
+  #nextLine(): Promise<string | null> {
+    return this.#lineOr<never>();
+  }
+
+  /** The next line, or `undefined` once `ms` passed first. */
+  async #lineWithin(ms: number): Promise<string | null | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeUp = new Promise<undefined>((resolve) =>
+      timer = setTimeout(() => resolve(undefined), ms)
     );
-    return Promise.race([this.#reading, this.#quit.promise]);
+    try {
+      return await this.#lineOr(timeUp);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The next line, or what `other` gives first. A line is taken only by
+   * the caller that got it: one that arrives after its caller stopped
+   * waiting waits for the next.
+   */
+  async #lineOr<T>(other?: Promise<T>): Promise<string | null | T> {
+    const reading = this.#reading ??= this.term.readLine();
+    const got = await Promise.race([
+      reading.then((line) => ({ line })),
+      this.#quit.promise,
+      ...(other === undefined ? [] : [other]),
+    ]);
+    if (typeof got !== "object" || got === null || !("line" in got)) {
+      return got as null | T;
+    }
+    this.#reading = undefined;
+    return got.line;
   }
 
   /** Gives back the signals and the terminal. */
@@ -163,10 +191,7 @@ class Session implements Chat {
     } catch (error) {
       if (unreachable(error)) {
         this.#reachable(false);
-        const line = await Promise.race([
-          sleep(RETRY_MS).then(() => undefined),
-          this.#nextLine(),
-        ]);
+        const line = await this.#lineWithin(RETRY_MS);
         if (line !== undefined && leaving(line)) {
           return this.#leaveBeforeJoining(line);
         }
@@ -239,8 +264,6 @@ class Session implements Chat {
 
   /** Reads and does what is typed until the user leaves. */
   async converse(): Promise<void> {
-    // A read still pending from joining must keep its line: ask for it now.
-    let pending = this.#typedEarly.length > 0 ? undefined : this.#nextLine();
     // Input given all at once (a pipe) would otherwise act before the
     // stream made the user online, and /users would call it "registered".
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -250,9 +273,7 @@ class Session implements Chat {
     ]);
     clearTimeout(timer);
     for (;;) {
-      const line = this.#typedEarly.shift() ??
-        await (pending ?? this.#nextLine());
-      pending = undefined;
+      const line = this.#typedEarly.shift() ?? await this.#nextLine();
       if (leaving(line)) return;
       if (line!.trim() !== "") await this.#perform(line!);
     }
