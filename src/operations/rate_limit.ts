@@ -55,11 +55,17 @@ export function allowanceOf(
   clientOf: ClientAddressOf,
 ): AllowanceOf {
   if (rate === undefined) return () => undefined;
+  checkRate("rateLimit", rate);
+  return (req, info) => ({ client: clientOf(req, info), rate });
+}
+
+/** `rate`, or a `RangeError` naming the option `name` when it is out of {@linkcode RATE_LIMIT_BOUNDS}. */
+export function checkRate(name: string, rate: RateLimit): RateLimit {
   if (!isRateWithinBounds(rate)) {
     const { burst, periodMs, maxRefillMs } = RATE_LIMIT_BOUNDS;
     throw new RangeError(
-      `rateLimit needs a whole burst from ${burst.min} to ${burst.max} and periodMs from ${periodMs.min} to ${periodMs.max}, burst × periodMs at most ${maxRefillMs}`,
+      `${name} needs a whole burst from ${burst.min} to ${burst.max} and periodMs from ${periodMs.min} to ${periodMs.max}, burst × periodMs at most ${maxRefillMs}`,
     );
   }
-  return (req, info) => ({ client: clientOf(req, info), rate });
+  return rate;
 }

@@ -17,7 +17,7 @@ import {
   type AuthOutcome,
   createAuthenticator,
 } from "../auth/guesses.ts";
-import { isRateWithinBounds } from "../operations/rate_limit.ts";
+import { checkRate } from "../operations/rate_limit.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type ClientAddressOf,
@@ -163,14 +163,9 @@ export function authenticatorOf(
   const rate = options.authFailures === false
     ? undefined
     : options.authFailures ?? AUTH_FAILURES_DEFAULT;
-  if (rate !== undefined && !isRateWithinBounds(rate)) {
-    throw new RangeError(
-      "authFailures needs a rate within the rate limit's bounds (RATE_LIMIT_BOUNDS)",
-    );
-  }
   return createAuthenticator({
     store,
-    rate,
+    rate: rate && checkRate("authFailures", rate),
     clientOf,
     report: options.onAuthOutcome,
   });

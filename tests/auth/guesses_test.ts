@@ -158,6 +158,9 @@ Deno.test("a body of a refused request is not read, and /metrics counts failures
 
 Deno.test("an out-of-range authFailures is refused when the service is built", () => {
   for (const rate of [{ burst: 0, periodMs: 100 }, { burst: 1, periodMs: 0 }]) {
-    assert.throws(() => createHandler({ authFailures: rate }), RangeError);
+    assert.throws(
+      () => createHandler({ authFailures: rate }),
+      /^RangeError: authFailures needs a whole burst/,
+    );
   }
 });

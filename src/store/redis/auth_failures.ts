@@ -34,12 +34,16 @@ export class RedisAuthFailures implements AuthFailures {
   constructor(kernel: RedisKernel) {
     this.#kernel = kernel;
     kernel.onNotice((notice) => {
-      if (notice.kind !== "limited") return;
-      if (this.#waiting.size >= MAX_WAITING) {
-        this.#waiting.delete(this.#waiting.keys().next().value!);
-      }
-      this.#waiting.set(notice.client, Date.now() + notice.waitMs);
+      if (notice.kind === "limited") this.#wait(notice.client, notice.waitMs);
     });
+  }
+
+  /** Remembers that `client` must wait `waitMs`. */
+  #wait(client: string, waitMs: number): void {
+    if (this.#waiting.size >= MAX_WAITING) {
+      this.#waiting.delete(this.#waiting.keys().next().value!);
+    }
+    this.#waiting.set(client, Date.now() + waitMs);
   }
 
   authWait(client: string, rate: RateLimit): Awaitable<AuthTry> {
@@ -49,12 +53,12 @@ export class RedisAuthFailures implements AuthFailures {
     // pays its try in Redis first, so that processes answering it at once
     // cannot each let a guess through while the news is on its way.
     if (!this.#local.tracks(client)) return FREE_TRY;
-    return this.#count(client, rate).then(
-      (answer) =>
-        answer === undefined || answer.counted
-          ? { waitMs: 0, counted: answer !== undefined }
-          : { waitMs: Math.max(1, answer.waitMs), counted: false },
-    );
+    return this.#count(client, rate).then((answer) => {
+      if (answer === undefined || answer.counted) {
+        return { waitMs: 0, counted: answer !== undefined };
+      }
+      return { waitMs: Math.max(1, answer.waitMs), counted: false };
+    });
   }
 
   async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
@@ -83,15 +87,18 @@ export class RedisAuthFailures implements AuthFailures {
     return Math.max(local, shared);
   }
 
-  /** Counts a try in Redis (and here); `undefined` when Redis did not answer. */
+  /**
+   * Counts a try in Redis, and here unless Redis refused it: `undefined`
+   * when Redis did not answer, and this process's count stands alone.
+   */
   async #count(
     client: string,
     rate: RateLimit,
   ): Promise<{ counted: boolean; waitMs: number } | undefined> {
-    this.#local.take(client, rate);
     const { authFailures, channel } = this.#kernel.keys;
+    let reply: unknown;
     try {
-      const reply = await this.#kernel.read((c) =>
+      reply = await this.#kernel.read((c) =>
         c.run(...callOf("authFailure", {
           bucket: authFailures + client,
           channel,
@@ -101,14 +108,19 @@ export class RedisAuthFailures implements AuthFailures {
           burst: String(rate.burst),
         }))
       );
-      if (!Array.isArray(reply) || reply.length !== 2) {
-        throw new UnexpectedReply("authFailure", reply);
-      }
-      return { counted: reply[0] === 1, waitMs: Number(reply[1]) };
     } catch {
-      // The try goes on as this process alone would judge it: its own
-      // count holds while Redis does not answer.
+      this.#local.take(client, rate);
       return undefined;
     }
+    if (!Array.isArray(reply) || reply.length !== 2) {
+      throw new UnexpectedReply("authFailure", reply);
+    }
+    const counted = reply[0] === 1;
+    const waitMs = Number(reply[1]);
+    if (counted) this.#local.take(client, rate);
+    // None left: this process refuses the client from memory at once,
+    // before the notice to every process comes back.
+    if (waitMs > 0) this.#wait(client, waitMs);
+    return { counted, waitMs };
   }
 }
