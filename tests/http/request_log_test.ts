@@ -120,7 +120,7 @@ Deno.test("in JSON, each answer is one object with the client the handler was to
   );
 });
 
-Deno.test("once stopSignal is aborted, new requests are answered 503 with Connection: close, and still logged", async () => {
+Deno.test("once stopSignal is aborted, new requests are answered 503 with Connection: close and Retry-After, and still logged", async () => {
   const { sink, writes } = collecting();
   const stop = new AbortController();
   const handler = createHandler({
@@ -132,6 +132,7 @@ Deno.test("once stopSignal is aborted, new requests are answered 503 with Connec
   const refused = await handler(new Request("http://h/quote"));
   assert.equal(refused.status, 503);
   assert.equal(refused.headers.get("connection"), "close");
+  assert.equal(refused.headers.get("retry-after"), "1");
   assert.deepEqual(await refused.json(), {
     status: 503,
     message: "Service Unavailable",
