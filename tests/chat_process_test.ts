@@ -341,6 +341,55 @@ Deno.test("chat: after the service restarts it joins again with the same name, f
   }
 });
 
+/**
+ * The chat in a real terminal (tmux) of `width` × `height`, joined as
+ * `name`; `waitForScreen` reads the screen (with its colour codes when
+ * `escapes`) until `pattern` shows.
+ */
+async function terminalChat(
+  server: RunningServer,
+  name: string,
+  [width, height]: [number, number],
+  escapes = false,
+) {
+  const socket = `lms-test-${crypto.randomUUID().slice(0, 8)}`;
+  const tmux = (...args: string[]) =>
+    new Deno.Command("tmux", { args: ["-L", socket, ...args] }).output();
+  const screen = async () =>
+    new TextDecoder().decode(
+      (await tmux(
+        "capture-pane",
+        "-p",
+        ...(escapes ? ["-e"] : []),
+        "-t",
+        "chat",
+      ))
+        .stdout,
+    );
+  const waitForScreen = async (pattern: RegExp) => {
+    let shown = "";
+    for (let i = 0; i < 200; i++) {
+      shown = await screen();
+      if (pattern.test(shown)) return shown;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.fail(`no ${pattern} on the screen:\n${shown}`);
+  };
+  const started = await tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "chat",
+    "-x",
+    String(width),
+    "-y",
+    String(height),
+    `${Deno.execPath()} run --allow-net ${CHAT} --url=${server.url} --name=${name}; sleep 5`,
+  );
+  assert.ok(started.success, new TextDecoder().decode(started.stderr));
+  return { tmux, waitForScreen };
+}
+
 const tmuxMissing = !new Deno.Command("sh", {
   args: ["-c", "command -v tmux"],
   stdout: "null",
@@ -357,34 +406,12 @@ Deno.test({
   ignore: tmuxMissing,
   async fn() {
     await withServer(async (server) => {
-      const socket = `lms-test-${crypto.randomUUID().slice(0, 8)}`;
-      const tmux = (...args: string[]) =>
-        new Deno.Command("tmux", { args: ["-L", socket, ...args] }).output();
-      const screen = async () =>
-        new TextDecoder().decode(
-          (await tmux("capture-pane", "-p", "-e", "-t", "chat")).stdout,
-        );
-      const waitForScreen = async (pattern: RegExp) => {
-        let shown = "";
-        for (let i = 0; i < 200; i++) {
-          shown = await screen();
-          if (pattern.test(shown)) return shown;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        assert.fail(`no ${pattern} on the screen:\n${shown}`);
-      };
-      const started = await tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "chat",
-        "-x",
-        "100",
-        "-y",
-        "20",
-        `${Deno.execPath()} run --allow-net ${CHAT} --url=${server.url} --name=carol; sleep 5`,
+      const { tmux, waitForScreen } = await terminalChat(
+        server,
+        "carol",
+        [100, 20],
+        true,
       );
-      assert.ok(started.success, new TextDecoder().decode(started.stderr));
       try {
         await waitForScreen(/Joined as carol\./);
         const bob = new MessagingClient(server.url);
@@ -507,32 +534,11 @@ Deno.test({
       const bob = new MessagingClient(server.url);
       await bob.register("bob");
       for (let i = 1; i <= 12; i++) await bob.post(`m${i}`);
-      const socket = `lms-test-${crypto.randomUUID().slice(0, 8)}`;
-      const tmux = (...args: string[]) =>
-        new Deno.Command("tmux", { args: ["-L", socket, ...args] }).output();
-      const waitForScreen = async (pattern: RegExp) => {
-        let shown = "";
-        for (let i = 0; i < 200; i++) {
-          shown = new TextDecoder().decode(
-            (await tmux("capture-pane", "-p", "-t", "chat")).stdout,
-          );
-          if (pattern.test(shown)) return shown;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        assert.fail(`no ${pattern} on the screen:\n${shown}`);
-      };
-      const started = await tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "chat",
-        "-x",
-        "80",
-        "-y",
-        "30",
-        `${Deno.execPath()} run --allow-net ${CHAT} --url=${server.url} --name=dan; sleep 5`,
+      const { tmux, waitForScreen } = await terminalChat(
+        server,
+        "dan",
+        [80, 30],
       );
-      assert.ok(started.success, new TextDecoder().decode(started.stderr));
       try {
         const before = await waitForScreen(/bob: m12/);
         assert.doesNotMatch(before, /bob: m7\b/, "the newest five only");

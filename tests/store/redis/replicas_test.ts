@@ -127,17 +127,28 @@ const settledWithin = (promise: Promise<unknown>, ms: number) =>
     new Promise<boolean>((r) => setTimeout(() => r(false), ms)),
   ]);
 
+/** A write made while `replica` is paused, checked still unanswered after `ms`. */
+async function heldWrite(
+  h: Awaited<ReturnType<typeof confirmedWrites>>,
+  replica: RedisServer,
+  ms: number,
+): Promise<{ held: Promise<string> }> {
+  replica.pause();
+  const held = h.addMessage("held");
+  assert.equal(await settledWithin(held, ms), false);
+  // In an object: awaited bare, the write would be awaited too.
+  return { held };
+}
+
 replicatedTest(
   "with a replica to confirm it, a write is answered only once the replica holds it, and meanwhile new writes are 503 without running",
   async (master, replica) => {
     const h = await confirmedWrites(master);
     try {
       assert.equal(await h.addMessage("before"), "1");
-      replica.pause();
-      const held = h.addMessage("held");
       // Its WAIT times out (250 ms) and is sent again, for as long as the
       // replica does not answer: the write is not answered.
-      assert.equal(await settledWithin(held, 1500), false);
+      const { held } = await heldWrite(h, replica, 1500);
       await assert.rejects(
         h.addMessage("refused"),
         (error) =>
@@ -172,9 +183,7 @@ replicatedTest(
     const h = await confirmedWrites(master);
     try {
       assert.equal(await h.addMessage("before"), "1");
-      replica.pause();
-      const held = h.addMessage("held");
-      assert.equal(await settledWithin(held, 600), false);
+      const { held } = await heldWrite(h, replica, 600);
       const session = h.connection.session;
       // Every connection but redis-cli's own: the store's, which comes back.
       await master.cli("CLIENT", "KILL", "TYPE", "normal");
@@ -209,9 +218,7 @@ replicatedTest(
     const h = await confirmedWrites(master);
     let closed: Promise<void> | undefined;
     try {
-      replica.pause();
-      const held = h.addMessage("held");
-      assert.equal(await settledWithin(held, 600), false);
+      const { held } = await heldWrite(h, replica, 600);
       closed = h.close();
       assert.equal(await settledWithin(held, 2000), true, "it ends");
       await assert.rejects(held, WriteOutcomeUnknown);
