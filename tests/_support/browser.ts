@@ -73,3 +73,14 @@ export function watchPage(page: Page, origins: string[]): PageWatch {
   });
   return watch;
 }
+
+/** A test that needs Chromium: ignored, and said so, where it is missing. */
+export const browserTest = (name: string, fn: () => Promise<void>): void =>
+  Deno.test({
+    name,
+    ignore: browserMissing !== undefined,
+    // Playwright's own connections outlive a test's end.
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn,
+  });

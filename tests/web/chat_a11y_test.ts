@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import axe from "axe-core";
 import {
   type Browser,
-  browserMissing,
+  browserTest,
   launchBrowser,
   type Page,
 } from "../_support/browser.ts";
@@ -79,12 +79,9 @@ async function say(page: Page, text: string, red = false) {
   await page.getByRole("log").getByText(text, { exact: true }).waitFor();
 }
 
-Deno.test({
-  name: "axe finds nothing in any state, narrow or wide, light or dark",
-  ignore: browserMissing !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn() {
+browserTest(
+  "axe finds nothing in any state, narrow or wide, light or dark",
+  async () => {
     const server = await startServer(["--quiet"]);
     const browser = await launchBrowser();
     const found: Record<string, string[]> = {};
@@ -125,14 +122,11 @@ Deno.test({
     assert.deepEqual(failing, [], JSON.stringify(failing, null, 1));
     assert.equal(Object.keys(found).length, 17);
   },
-});
+);
 
-Deno.test({
-  name: "no width from 320 to 1920 px scrolls sideways, signed in or out",
-  ignore: browserMissing !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn() {
+browserTest(
+  "no width from 320 to 1920 px scrolls sideways, signed in or out",
+  async () => {
     const server = await startServer(["--quiet"]);
     const browser = await launchBrowser();
     const wide: string[] = [];
@@ -163,4 +157,4 @@ Deno.test({
     }
     assert.deepEqual(wide, []);
   },
-});
+);

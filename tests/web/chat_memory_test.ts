@@ -7,11 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  browserMissing,
-  launchBrowser,
-  type Page,
-} from "../_support/browser.ts";
+import { browserTest, launchBrowser, type Page } from "../_support/browser.ts";
 import { freePort, startServer } from "../_support/program.ts";
 
 async function join(page: Page, name: string) {
@@ -26,124 +22,124 @@ async function say(page: Page, text: string) {
   await page.getByRole("log").getByText(text, { exact: true }).waitFor();
 }
 
-const test = (name: string, fn: () => Promise<void>) =>
-  Deno.test({
-    name,
-    ignore: browserMissing !== undefined,
-    sanitizeOps: false,
-    sanitizeResources: false,
-    fn,
-  });
+browserTest(
+  "a tab closed and opened again is still the same user; Leave forgets it",
+  async () => {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext();
+      const first = await context.newPage();
+      await first.goto(`${server.url}chat`);
+      await join(first, "Dora");
+      await first.close();
+      const again = await context.newPage();
+      again.setDefaultTimeout(5000);
+      await again.goto(`${server.url}chat`);
+      await again.getByText("Signed in as Dora").waitFor();
+      await say(again, "Same Dora.");
+      await again.getByRole("button", { name: "Leave" }).click();
+      await again.getByRole("textbox", { name: "Name" }).waitFor();
+      await again.close();
+      const third = await context.newPage();
+      await third.goto(`${server.url}chat`);
+      await third.getByText("Live").waitFor();
+      assert.equal(await third.getByText("Signed in as").isVisible(), false);
+      assert.equal(
+        await third.getByRole("textbox", { name: "Name" }).isVisible(),
+        true,
+      );
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+  },
+);
 
-test("a tab closed and opened again is still the same user; Leave forgets it", async () => {
-  const server = await startServer(["--quiet"]);
-  const browser = await launchBrowser();
-  try {
-    const context = await browser.newContext();
-    const first = await context.newPage();
-    await first.goto(`${server.url}chat`);
-    await join(first, "Dora");
-    await first.close();
-    const again = await context.newPage();
-    again.setDefaultTimeout(5000);
-    await again.goto(`${server.url}chat`);
-    await again.getByText("Signed in as Dora").waitFor();
-    await say(again, "Same Dora.");
-    await again.getByRole("button", { name: "Leave" }).click();
-    await again.getByRole("textbox", { name: "Name" }).waitFor();
-    await again.close();
-    const third = await context.newPage();
-    await third.goto(`${server.url}chat`);
-    await third.getByText("Live").waitFor();
-    assert.equal(await third.getByText("Signed in as").isVisible(), false);
-    assert.equal(
-      await third.getByRole("textbox", { name: "Name" }).isVisible(),
-      true,
-    );
-  } finally {
-    await browser.close();
-    assert.equal(await server.stop(), 0);
-  }
-});
+browserTest(
+  "after the program restarts, the page joins again as the same name and keeps the draft",
+  async () => {
+    const args = ["--quiet", `--port=${freePort()}`];
+    let server = await startServer(args);
+    const browser = await launchBrowser();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${server.url}chat`);
+      await join(page, "Eve");
+      await say(page, "Before the restart.");
+      assert.equal(await server.stop(), 0);
+      await page.getByText("Reconnecting…").waitFor();
+      const draft = page.getByRole("textbox", { name: "Message" });
+      await draft.fill("half-written");
+      server = await startServer(args);
+      await page.getByText("joined again as Eve").waitFor();
+      await page.getByText("Live").waitFor();
+      assert.equal(await draft.inputValue(), "half-written");
+      assert.equal(await page.locator("#me").textContent(), "Eve");
+      const res = await fetch(`${server.url}users/online`, {
+        headers: {
+          "x-messaging-token": await page.evaluate(() =>
+            localStorage.getItem("lms-token")!
+          ),
+        },
+      });
+      assert.deepEqual((await res.json()).online, ["Eve"]);
+      await say(page, "half-written");
+    } finally {
+      await browser.close();
+      await server.stop();
+    }
+  },
+);
 
-test("after the program restarts, the page joins again as the same name and keeps the draft", async () => {
-  const args = ["--quiet", `--port=${freePort()}`];
-  let server = await startServer(args);
-  const browser = await launchBrowser();
-  try {
-    const page = await (await browser.newContext()).newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${server.url}chat`);
-    await join(page, "Eve");
-    await say(page, "Before the restart.");
-    assert.equal(await server.stop(), 0);
-    await page.getByText("Reconnecting…").waitFor();
-    const draft = page.getByRole("textbox", { name: "Message" });
-    await draft.fill("half-written");
-    server = await startServer(args);
-    await page.getByText("joined again as Eve").waitFor();
-    await page.getByText("Live").waitFor();
-    assert.equal(await draft.inputValue(), "half-written");
-    assert.equal(await page.locator("#me").textContent(), "Eve");
-    const res = await fetch(`${server.url}users/online`, {
-      headers: {
-        "x-messaging-token": await page.evaluate(() =>
-          localStorage.getItem("lms-token")!
-        ),
-      },
-    });
-    assert.deepEqual((await res.json()).online, ["Eve"]);
-    await say(page, "half-written");
-  } finally {
-    await browser.close();
-    await server.stop();
-  }
-});
+browserTest(
+  "others coming, going offline and leaving show in the conversation; a hidden tab counts new messages",
+  async () => {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    try {
+      const ann = await (await browser.newContext()).newPage();
+      ann.setDefaultTimeout(5000);
+      await ann.goto(`${server.url}chat`);
+      await join(ann, "Ann");
+      const bobContext = await browser.newContext();
+      const bob = await bobContext.newPage();
+      await bob.goto(`${server.url}chat`);
+      await join(bob, "Bob");
+      const log = ann.getByRole("log");
+      await log.getByText("Bob is online.", { exact: true }).waitFor();
+      await ann.getByRole("link", { name: "2 online" }).waitFor();
 
-test("others coming, going offline and leaving show in the conversation; a hidden tab counts new messages", async () => {
-  const server = await startServer(["--quiet"]);
-  const browser = await launchBrowser();
-  try {
-    const ann = await (await browser.newContext()).newPage();
-    ann.setDefaultTimeout(5000);
-    await ann.goto(`${server.url}chat`);
-    await join(ann, "Ann");
-    const bobContext = await browser.newContext();
-    const bob = await bobContext.newPage();
-    await bob.goto(`${server.url}chat`);
-    await join(bob, "Bob");
-    const log = ann.getByRole("log");
-    await log.getByText("Bob is online.", { exact: true }).waitFor();
-    await ann.getByRole("link", { name: "2 online" }).waitFor();
-
-    // Ann's tab hidden: Bob's messages count in its title until it shows.
-    // As a browser tells a page its tab went to the background (this file
-    // is checked without the DOM's types, so the page's code is text).
-    const setHidden = (hidden: boolean) =>
-      ann.evaluate(`Object.defineProperty(document, "hidden", {
+      // Ann's tab hidden: Bob's messages count in its title until it shows.
+      // As a browser tells a page its tab went to the background (this file
+      // is checked without the DOM's types, so the page's code is text).
+      const setHidden = (hidden: boolean) =>
+        ann.evaluate(`Object.defineProperty(document, "hidden", {
         configurable: true, get: () => ${hidden} });
         document.dispatchEvent(new Event("visibilitychange"));`);
-    await setHidden(true);
-    await say(bob, "One.");
-    await say(bob, "Two.");
-    await ann.waitForFunction(`document.title === "(2) Light messaging"`);
-    await setHidden(false);
-    await ann.waitForFunction(`document.title === "Light messaging"`);
+      await setHidden(true);
+      await say(bob, "One.");
+      await say(bob, "Two.");
+      await ann.waitForFunction(`document.title === "(2) Light messaging"`);
+      await setHidden(false);
+      await ann.waitForFunction(`document.title === "Light messaging"`);
 
-    await bob.getByRole("button", { name: "Leave" }).click();
-    await log.getByText("Bob left.", { exact: true }).waitFor();
-    await join(bob, "Bob");
-    await log.getByText("Bob is online.", { exact: true }).nth(1).waitFor();
-    // Leaving may have said "went offline" already, as the stream ended
-    // before the name went: the closed tab says it once more.
-    const offline = log.getByText("Bob went offline.", { exact: true });
-    const before = await offline.count();
-    await bobContext.close();
-    await offline.nth(before).waitFor();
-    // Nobody's markup: the notice is text.
-    assert.equal(await log.locator(".notice b, .notice img").count(), 0);
-  } finally {
-    await browser.close();
-    assert.equal(await server.stop(), 0);
-  }
-});
+      await bob.getByRole("button", { name: "Leave" }).click();
+      await log.getByText("Bob left.", { exact: true }).waitFor();
+      await join(bob, "Bob");
+      await log.getByText("Bob is online.", { exact: true }).nth(1).waitFor();
+      // Leaving may have said "went offline" already, as the stream ended
+      // before the name went: the closed tab says it once more.
+      const offline = log.getByText("Bob went offline.", { exact: true });
+      const before = await offline.count();
+      await bobContext.close();
+      await offline.nth(before).waitFor();
+      // Nobody's markup: the notice is text.
+      assert.equal(await log.locator(".notice b, .notice img").count(), 0);
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+  },
+);

@@ -6,11 +6,7 @@
 
 import assert from "node:assert/strict";
 import { MessagingClient } from "../../src/client/client.ts";
-import {
-  browserMissing,
-  launchBrowser,
-  watchPage,
-} from "../_support/browser.ts";
+import { browserTest, launchBrowser, watchPage } from "../_support/browser.ts";
 import { startServer } from "../_support/program.ts";
 
 /** What the test reads of the conversation, in the page. */
@@ -25,13 +21,9 @@ interface ListElement {
   };
 }
 
-Deno.test({
-  name:
-    "the page loads older messages as the reader scrolls up, in order, each once, the message in view staying in place",
-  ignore: browserMissing !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn() {
+browserTest(
+  "the page loads older messages as the reader scrolls up, in order, each once, the message in view staying in place",
+  async () => {
     const server = await startServer(["--quiet", "--service=messaging"]);
     const browser = await launchBrowser();
     try {
@@ -127,4 +119,4 @@ Deno.test({
       assert.equal(await server.stop(), 0);
     }
   },
-});
+);
