@@ -216,7 +216,10 @@ class Session implements Chat {
    * the name: take it again if it is free. Once at a time: a send and the
    * stream may both find out.
    */
-  rejoin(): Promise<boolean> {
+  rejoin(refused: string | undefined): Promise<boolean> {
+    // A refusal of a token this chat no longer holds is old news: it has
+    // joined again since (a second join would find its own name taken).
+    if (refused !== this.client.token) return Promise.resolve(true);
     return this.#rejoining ??= this.#joinAgain().finally(() =>
       this.#rejoining = undefined
     );
@@ -251,11 +254,12 @@ class Session implements Chat {
   async follow(signal: AbortSignal): Promise<void> {
     const stream = new MessageStream(this);
     for (let joins = 0; joins < 100; joins++) {
+      const sent = this.client.token;
       try {
         return await stream.read(signal);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
-        if (error.status === 401 && await this.rejoin()) continue;
+        if (error.status === 401 && await this.rejoin(sent)) continue;
         this.term.notice(`The live stream was refused: ${error.message}`);
         return;
       }
@@ -283,6 +287,7 @@ class Session implements Chat {
   async #perform(line: string): Promise<void> {
     const action = actionOf(line, this);
     for (let attempt = 0; attempt < 2; attempt++) {
+      const sent = this.client.token;
       try {
         await action();
         this.#reachable(true);
@@ -295,7 +300,7 @@ class Session implements Chat {
           );
         } else if (error instanceof ServiceError && error.status === 401) {
           // Once: joined again, the line is tried a second time.
-          if (attempt === 0 && await this.rejoin()) continue;
+          if (attempt === 0 && await this.rejoin(sent)) continue;
         } else if (error instanceof ServiceError) {
           this.term.notice(`Refused: ${error.message}`);
         } else throw error;

@@ -162,7 +162,10 @@ let rejoining: Promise<boolean> | undefined;
  * the draft stays where it is. Once at a time, however many calls found
  * out. False when the user is now signed out.
  */
-function rejoin(): Promise<boolean> {
+function rejoin(refused: string | undefined): Promise<boolean> {
+  // A refusal of a token the page no longer holds is old news: it has
+  // joined again since (a second join would find its own name taken).
+  if (refused !== chat.token) return Promise.resolve(chat.token !== undefined);
   return rejoining ??= joinAgain().finally(() => rejoining = undefined);
 }
 
@@ -248,11 +251,12 @@ function refreshOnline() {
 async function loadOnline() {
   if (chat.token === undefined) return;
   presenceWhileLoading = [];
+  const sent = chat.token;
   const names = await call(() => chat.online());
   const since = presenceWhileLoading;
   presenceWhileLoading = null;
   if (names instanceof Failure) {
-    if (names.status === 401) rejoin();
+    if (names.status === 401) rejoin(sent);
     return;
   }
   showOnline(names);
@@ -333,6 +337,7 @@ async function keepFollowing(
   signal?: AbortSignal,
 ) {
   while (!signal?.aborted) {
+    const sent = chat.token;
     try {
       await read({
         signal,
@@ -344,7 +349,7 @@ async function keepFollowing(
       if (!(error instanceof ServiceError)) throw error;
       setLive(path, false);
       if (error.status === 401) {
-        if (await rejoin()) continue;
+        if (await rejoin(sent)) continue;
         return;
       }
       const seconds = error.retryAfterSeconds;
@@ -420,12 +425,13 @@ ui.joinForm.addEventListener("submit", async (event) => {
 async function send(retry = true) {
   const red = new FormData(ui.postForm).get("color") === "red";
   const color = red ? "red" : "black";
+  const token = chat.token;
   const sent = await call(() => chat.post(ui.message.value, { color }));
   if (!(sent instanceof Failure)) {
     ui.message.value = "";
     ui.message.focus();
   } else if (sent.status === 401) {
-    if (retry && await rejoin()) await send(false);
+    if (retry && await rejoin(token)) await send(false);
   } else showError(ui.postError, sent.lines);
 }
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import {
   type Browser,
-  browserMissing,
+  browserTest,
   launchBrowser,
   type Page,
   type PageWatch,
@@ -72,31 +72,25 @@ const messageIn = (tab: Tab, text: string) =>
     has: tab.page.getByText(text, { exact: true }),
   });
 
-function browserTest(
+/** A test with the program started with `args` and Chromium launched. */
+function chatTest(
   name: string,
   args: string[],
   fn: (browser: Browser, server: RunningServer) => Promise<void>,
 ): void {
-  Deno.test({
-    name,
-    ignore: browserMissing !== undefined,
-    // Playwright keeps its connection to the browser open between steps.
-    sanitizeOps: false,
-    sanitizeResources: false,
-    async fn() {
-      const server = await startServer(["--quiet", ...args]);
-      const browser = await launchBrowser();
-      try {
-        await fn(browser, server);
-      } finally {
-        await browser.close();
-        assert.equal(await server.stop(), 0);
-      }
-    },
+  browserTest(name, async () => {
+    const server = await startServer(["--quiet", ...args]);
+    const browser = await launchBrowser();
+    try {
+      await fn(browser, server);
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
   });
 }
 
-browserTest(
+chatTest(
   "two tabs chat live: messages, markup as text, red, refusals, the quote, reload, leave",
   [],
   async (browser, server) => {
@@ -215,7 +209,7 @@ browserTest(
   },
 );
 
-browserTest(
+chatTest(
   "who is online: two tabs see each other live, a closed tab goes offline, one that leaves or is unregistered is gone",
   [],
   async (browser, server) => {
@@ -293,7 +287,7 @@ browserTest(
   },
 );
 
-browserTest(
+chatTest(
   "a page opened again after its user was forgotten joins again as that name, or asks for one when it was taken",
   [],
   async (browser, server) => {
@@ -335,7 +329,44 @@ browserTest(
   },
 );
 
-browserTest(
+chatTest(
+  "a refusal of the old token that arrives after the page joined again leaves it signed in",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    await join(tab, "Dana");
+    const token = await tab.page.evaluate(() =>
+      localStorage.getItem("lms-token")
+    );
+    await tab.page.goto("about:blank");
+    const res = await fetch(`${server.url}users`, {
+      method: "DELETE",
+      headers: { "x-messaging-token": token! },
+    });
+    await res.body?.cancel();
+    // The page's first look at who is online, sent with the old token, is
+    // held until the page has joined again; its 401 then comes late.
+    const release = Promise.withResolvers<void>();
+    let held = 0;
+    await tab.page.route("**/users/online", async (route) => {
+      if (held++ === 0) await release.promise;
+      await route.continue();
+    });
+    await tab.page.goto(`${server.url}chat`);
+    await tab.page.getByText("joined again as Dana").waitFor();
+    release.resolve();
+    await send(tab, "Still Dana");
+    assert.equal(await tab.page.locator("#me").textContent(), "Dana");
+    assert.equal(
+      await tab.page.getByText("This user exists!").count(),
+      0,
+      "no second join was tried",
+    );
+    assert.ok(held >= 1, "the old token's request was held");
+  },
+);
+
+chatTest(
   "messaging alone: the quote panel is not shown, and the page works by keyboard",
   ["--service=messaging"],
   async (browser, server) => {
@@ -360,7 +391,7 @@ browserTest(
 const NAMES = ["José", "Zoë", "Иван", "李雷", "Bob🚀", "Łukasz"];
 
 for (const name of NAMES) {
-  browserTest(
+  chatTest(
     `${name} joins, is seen live by another tab, is listed, leaves and rejoins`,
     [],
     async (browser, server) => {
@@ -407,7 +438,7 @@ for (const name of NAMES) {
   );
 }
 
-browserTest(
+chatTest(
   "a quote refused twice shows the two refusals apart, one a line",
   [],
   async (browser, server) => {
@@ -432,7 +463,7 @@ browserTest(
   },
 );
 
-browserTest(
+chatTest(
   "a call that cannot reach the service says so in the status too, until one does",
   [],
   async (browser, server) => {
@@ -494,7 +525,7 @@ async function onlineAre(
   assert.deepEqual(online, names);
 }
 
-browserTest(
+chatTest(
   "the page follows both streams over WebSockets, the signed-in user online through the token frame, and resumes without loss",
   [],
   async (browser, server) => {
@@ -545,7 +576,7 @@ browserTest(
   },
 );
 
-browserTest(
+chatTest(
   "without WebSocket the page follows with EventSource and fetch: live messages, the quote, and its user online",
   [],
   async (browser, server) => {
