@@ -24,6 +24,7 @@ import {
   recheck,
   TOKEN_HEADER,
 } from "./auth.ts";
+import { tokenDigest } from "../identity/token_digest.ts";
 
 /** The contract's default: 100 failures at once, then one more every 0.1 s. */
 export const AUTH_FAILURES_DEFAULT: RateLimit = { burst: 100, periodMs: 100 };
@@ -113,7 +114,14 @@ export function createAuthenticator(
     client: string,
   ): Awaitable<Credential | null> {
     if (rate === undefined) return judged(FREE_TRY, credential, client);
-    const tried = store.authWait(client, rate);
+    if (credential !== null) {
+      credential.digest ??= tokenDigest(credential.token);
+    }
+    const tried = store.authWait(
+      client,
+      rate,
+      credential as { name: string; digest: string } | null,
+    );
     return tried instanceof Promise
       ? tried.then((t) => judged(t, credential, client))
       : judged(tried, credential, client);
@@ -128,24 +136,28 @@ export function createAuthenticator(
       report?.("refused");
       throw refusal(tried.waitMs);
     }
+    if (tried.verdict !== undefined) {
+      // The store judged it, and counted it when wrong.
+      if (tried.verdict && credential !== null) {
+        store.touchUser(credential.name);
+        return credential;
+      }
+      report?.("failed");
+      return null;
+    }
     const user = credential && recheck(credential, store);
     return user instanceof Promise
-      ? user.then((found) => counted(found, client, tried.counted))
-      : counted(user, client, tried.counted);
+      ? user.then((found) => counted(found, client))
+      : counted(user, client);
   }
 
   function counted(
     user: Credential | null,
     client: string,
-    already: boolean,
   ): Awaitable<Credential | null> {
-    if (user !== null) {
-      // Only failures count: a try counted before its check is given back.
-      if (already) store.refundAuthTry(client, rate!);
-      return user;
-    }
+    if (user !== null) return user;
     report?.("failed");
-    const counting = rate && !already && store.countAuthFailure(client, rate);
+    const counting = rate && store.countAuthFailure(client, rate);
     return counting instanceof Promise ? counting.then(() => null) : null;
   }
 

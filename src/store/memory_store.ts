@@ -225,19 +225,19 @@ export class MemoryStore implements Store {
     if (wait > 0) throw new RateLimited(wait, allowance.rate);
   }
 
-  /** How long `client` must wait before authenticating again, in ms. */
-  authWait(client: string, rate: RateLimit): AuthTry {
+  /**
+   * How long `client` must wait before authenticating again, in ms; one
+   * process counts its own failures, so the credential is left to the caller.
+   */
+  authWait(client: string, rate: RateLimit, _credential?: unknown): AuthTry {
     const waitMs = this.#authFailures.waitOf(client, rate);
-    return waitMs === 0 ? FREE_TRY : { waitMs, counted: false };
+    return waitMs === 0 ? FREE_TRY : { waitMs };
   }
 
   /** Counts one failed authentication of `client`. */
   countAuthFailure(client: string, rate: RateLimit): void {
     this.#authFailures.take(client, rate);
   }
-
-  /** Nothing to give back: this store never counts a try before its check. */
-  refundAuthTry(): void {}
 
   /** Always: memory is always there. */
   isReady(): Readiness {

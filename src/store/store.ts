@@ -85,49 +85,57 @@ export interface UserTokens {
  * const failures: AuthFailures = new MemoryStore();
  * const rate = { burst: 2, periodMs: 1000 };
  * await failures.countAuthFailure("192.0.2.7", rate);
- * assert.equal((await failures.authWait("192.0.2.7", rate)).waitMs, 0);
+ * assert.equal((await failures.authWait("192.0.2.7", rate, null)).waitMs, 0);
  * await failures.countAuthFailure("192.0.2.7", rate);
- * assert.ok((await failures.authWait("192.0.2.7", rate)).waitMs > 0);
- * assert.equal((await failures.authWait("192.0.2.8", rate)).waitMs, 0);
+ * assert.ok((await failures.authWait("192.0.2.7", rate, null)).waitMs > 0);
+ * assert.equal((await failures.authWait("192.0.2.8", rate, null)).waitMs, 0);
  * ```
  */
 export interface AuthFailures {
   /**
    * Asked before a credential is checked: how long `client` must wait, in
-   * ms (0 when it may try now). A shared store may count this try already
-   * (`counted`), for a client with recent failures, so that processes
-   * checking at once cannot each let its guesses through.
+   * ms (0 when it may try now). A shared store may judge the credential
+   * (`name` and its token's `digest`) itself in the same step, for a
+   * client with recent failures, counting it when wrong (`verdict`), so
+   * that tries at several processes at once can neither slip past the
+   * count nor spend it when right.
    */
-  authWait(client: string, rate: RateLimit): Awaitable<AuthTry>;
+  authWait(
+    client: string,
+    rate: RateLimit,
+    credential: { name: string; digest: string } | null,
+  ): Awaitable<AuthTry>;
   /** Counts one failed authentication of `client`. */
   countAuthFailure(client: string, rate: RateLimit): Awaitable<void>;
-  /** A try that {@linkcode authWait} counted authenticated: it is given back, since only failures count. */
-  refundAuthTry(client: string, rate: RateLimit): void;
 }
 
 /**
  * What {@linkcode AuthFailures.authWait} answers.
  *
- * @example A client that may try, its try not yet counted
+ * @example A client that may try, its credential left to the caller
  * ```ts
  * import assert from "node:assert/strict";
  * import { type AuthTry, MemoryStore } from "@lms/light-messaging";
- * const tried: AuthTry = await new MemoryStore().authWait("192.0.2.7", {
- *   burst: 1,
- *   periodMs: 1000,
- * });
- * assert.deepEqual(tried, { waitMs: 0, counted: false });
+ * const tried: AuthTry = await new MemoryStore().authWait(
+ *   "192.0.2.7",
+ *   { burst: 1, periodMs: 1000 },
+ *   null,
+ * );
+ * assert.deepEqual(tried, { waitMs: 0 });
  * ```
  */
 export interface AuthTry {
   /** How long to wait before trying, in ms; 0 when the try may go ahead. */
   waitMs: number;
-  /** Whether the try was counted already, as a failure would be. */
-  counted: boolean;
+  /**
+   * Present when the store judged the credential itself: whether it
+   * authenticates (a wrong one is counted already).
+   */
+  verdict?: boolean;
 }
 
-/** A try that may go ahead, not counted: one object for every such answer. */
-export const FREE_TRY: AuthTry = Object.freeze({ waitMs: 0, counted: false });
+/** A try that may go ahead, its credential left to the caller: one object for every such answer. */
+export const FREE_TRY: AuthTry = Object.freeze({ waitMs: 0 });
 
 /**
  * The registered users: registering, unregistering, listing.

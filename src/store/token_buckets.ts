@@ -74,12 +74,6 @@ export class TokenBuckets {
     return (this.#full.get(client) ?? 0) > this.#now();
   }
 
-  /** Gives back one of `client`'s spent writes (never past a full bucket). */
-  giveBack(client: string, rate: RateLimit): void {
-    const full = this.#full.get(client);
-    if (full !== undefined) this.#full.set(client, full - rate.periodMs);
-  }
-
   /** Spends one of `client`'s writes: 0 when allowed, else the milliseconds until one is. */
   take(client: string, rate: RateLimit): number {
     const now = this.#now();

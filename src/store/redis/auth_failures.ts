@@ -1,8 +1,8 @@
 /**
  * Failed authentications counted in Redis, so every process shares each
- * client's count. "Must this client wait?" is answered from memory for a
- * client that has not failed here lately (no round trip), and in Redis,
- * counting the try, for one that has.
+ * client's count. A client that has not failed in this process lately is
+ * judged from memory (no round trip); one that has is judged in Redis, its
+ * credential checked in the step that counts it.
  * @module
  */
 
@@ -19,6 +19,9 @@ import { callOf } from "./scripts.ts";
 
 /** How many waiting clients are remembered at most; past it the oldest is forgotten. */
 const MAX_WAITING = 100_000;
+
+/** A credential as the scripts compare it: the name and its token's digest. */
+type Presented = { name: string; digest: string } | null;
 
 /** {@linkcode AuthFailures} on Redis. */
 export class RedisAuthFailures implements AuthFailures {
@@ -38,43 +41,47 @@ export class RedisAuthFailures implements AuthFailures {
     });
   }
 
+  authWait(
+    client: string,
+    rate: RateLimit,
+    credential: Presented,
+  ): Awaitable<AuthTry> {
+    const waitMs = this.#knownWait(client, rate);
+    if (waitMs > 0) return { waitMs };
+    // A client that never failed here costs no round trip; one that did
+    // has its credential judged in Redis, in the step that counts it, so
+    // tries at several processes at once can neither slip past the count
+    // nor spend it when right.
+    if (!this.#local.tracks(client)) return FREE_TRY;
+    return this.#judge(client, rate, credential);
+  }
+
+  async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
+    const answer = await this.#run(client, rate, "authFailure", null);
+    // Counted in Redis (1), or Redis did not answer: counted here too.
+    if (answer === undefined || answer[0] === 1) this.#local.take(client, rate);
+  }
+
+  async #judge(
+    client: string,
+    rate: RateLimit,
+    credential: Presented,
+  ): Promise<AuthTry> {
+    const answer = await this.#run(client, rate, "authCheck", credential);
+    // Redis did not answer: the caller checks, as this process alone would.
+    if (answer === undefined) return FREE_TRY;
+    const [verdict, waitMs] = answer;
+    if (verdict === -1) return { waitMs: Math.max(1, waitMs) };
+    if (verdict === 0) this.#local.take(client, rate);
+    return { waitMs: 0, verdict: verdict === 1 };
+  }
+
   /** Remembers that `client` must wait `waitMs`. */
   #wait(client: string, waitMs: number): void {
     if (this.#waiting.size >= MAX_WAITING) {
       this.#waiting.delete(this.#waiting.keys().next().value!);
     }
     this.#waiting.set(client, Date.now() + waitMs);
-  }
-
-  authWait(client: string, rate: RateLimit): Awaitable<AuthTry> {
-    const waitMs = this.#knownWait(client, rate);
-    if (waitMs > 0) return { waitMs, counted: false };
-    // A client that never failed here costs no round trip; one that did
-    // pays its try in Redis first, so that processes answering it at once
-    // cannot each let a guess through while the news is on its way.
-    if (!this.#local.tracks(client)) return FREE_TRY;
-    return this.#count(client, rate).then((answer) => {
-      if (answer === undefined || answer.counted) {
-        return { waitMs: 0, counted: answer !== undefined };
-      }
-      return { waitMs: Math.max(1, answer.waitMs), counted: false };
-    });
-  }
-
-  async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
-    await this.#count(client, rate);
-  }
-
-  refundAuthTry(client: string, rate: RateLimit): void {
-    this.#local.giveBack(client, rate);
-    const { authFailures } = this.#kernel.keys;
-    this.#kernel.read((c) =>
-      c.run(...callOf("authRefund", { bucket: authFailures + client }, {
-        period: String(rate.periodMs),
-      }))
-    ).catch(() => {
-      // One try stays counted: the client waits a period sooner, no more.
-    });
   }
 
   /** The wait this process knows of: its own count, and what Redis announced. */
@@ -87,40 +94,40 @@ export class RedisAuthFailures implements AuthFailures {
     return Math.max(local, shared);
   }
 
-  /**
-   * Counts a try in Redis, and here unless Redis refused it: `undefined`
-   * when Redis did not answer, and this process's count stands alone.
-   */
-  async #count(
+  /** Runs `script` for `client`: its answer, `[verdict or counted, wait]`, or `undefined` when Redis did not answer. */
+  async #run(
     client: string,
     rate: RateLimit,
-  ): Promise<{ counted: boolean; waitMs: number } | undefined> {
-    const { authFailures, channel } = this.#kernel.keys;
+    script: "authFailure" | "authCheck",
+    credential: Presented,
+  ): Promise<[number, number] | undefined> {
+    const { authFailures, channel, users } = this.#kernel.keys;
+    const keys = { bucket: authFailures + client, channel, users };
+    const args = {
+      client,
+      period: String(rate.periodMs),
+      burst: String(rate.burst),
+      name: credential?.name ?? "",
+      digest: credential?.digest ?? "",
+    };
     let reply: unknown;
     try {
       reply = await this.#kernel.read((c) =>
-        c.run(...callOf("authFailure", {
-          bucket: authFailures + client,
-          channel,
-        }, {
-          client,
-          period: String(rate.periodMs),
-          burst: String(rate.burst),
-        }))
+        c.run(...callOf(script, keys, args))
       );
     } catch {
-      this.#local.take(client, rate);
       return undefined;
     }
-    if (!Array.isArray(reply) || reply.length !== 2) {
-      throw new UnexpectedReply("authFailure", reply);
+    if (
+      !Array.isArray(reply) || reply.length !== 2 ||
+      !reply.every((n) => typeof n === "number")
+    ) {
+      throw new UnexpectedReply(script, reply);
     }
-    const counted = reply[0] === 1;
-    const waitMs = Number(reply[1]);
-    if (counted) this.#local.take(client, rate);
+    const [first, waitMs] = reply as [number, number];
     // None left: this process refuses the client from memory at once,
     // before the notice to every process comes back.
     if (waitMs > 0) this.#wait(client, waitMs);
-    return { counted, waitMs };
+    return [first, waitMs];
   }
 }

@@ -194,18 +194,17 @@ export class RedisStore implements Store {
   }
 
   /** How long `client` must wait before authenticating again, as every process counts. */
-  authWait(client: string, rate: RateLimit): Awaitable<AuthTry> {
-    return this.#authFailures.authWait(client, rate);
+  authWait(
+    client: string,
+    rate: RateLimit,
+    credential: { name: string; digest: string } | null,
+  ): Awaitable<AuthTry> {
+    return this.#authFailures.authWait(client, rate, credential);
   }
 
   /** Counts one failed authentication of `client` in Redis, shared by every process. */
   countAuthFailure(client: string, rate: RateLimit): Promise<void> {
     return this.#authFailures.countAuthFailure(client, rate);
-  }
-
-  /** Gives back a try counted before its check, which authenticated. */
-  refundAuthTry(client: string, rate: RateLimit): void {
-    this.#authFailures.refundAuthTry(client, rate);
   }
 
   /** Told to Redis in the background. */

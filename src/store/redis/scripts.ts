@@ -30,7 +30,8 @@ import forgetIdle from "./lua/forget_idle.lua" with { type: "text" };
 import usersToConvert from "./lua/users_to_convert.lua" with { type: "text" };
 import convertUser from "./lua/convert_user.lua" with { type: "text" };
 import authFailure from "./lua/auth_failure.lua" with { type: "text" };
-import authRefund from "./lua/auth_refund.lua" with { type: "text" };
+import authBucket from "./lua/auth_bucket.lua" with { type: "text" };
+import authCheck from "./lua/auth_check.lua" with { type: "text" };
 
 /** What a write answers when its fence had passed: it did nothing, and no attempt of it ever will. */
 export const LATE = "late";
@@ -190,12 +191,12 @@ export const SCRIPTS = {
   authFailure: script({
     keys: ["bucket", "channel"],
     args: ["client", "period", "burst"],
-    lua: [clock, notices, authFailure],
+    lua: [clock, notices, authBucket, authFailure],
   }),
-  authRefund: script({
-    keys: ["bucket"],
-    args: ["period"],
-    lua: [clock, authRefund],
+  authCheck: script({
+    keys: ["bucket", "channel", "users"],
+    args: ["client", "period", "burst", "name", "digest"],
+    lua: [clock, notices, authBucket, authCheck],
   }),
   convertUser: script({
     keys: ["users", "looks"],
