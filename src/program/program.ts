@@ -46,37 +46,18 @@ export async function setUpProgram(
   log: ProgramLog,
   signals: StopSignals,
 ): Promise<Program> {
-  const store = await openStore({
-    store: config.store,
-    redisPrefix: config.redisPrefix,
-    redisWaitReplicas: config.redisWaitReplicas,
-    history: config.history,
-    maxUsers: config.maxUsers,
-    forgetUsersAfter: config.forgetUsersAfter,
-    heartbeatMs: config.heartbeatMs,
-    onStatus: log.report,
-  });
-  const clientOf = clientAddressOf({ trustProxy: config.trustProxy });
+  // The table's names are the options' names: what both take passes as it is.
+  const store = await openStore({ ...config, onStatus: log.report });
+  const clientOf = clientAddressOf(config);
   const sink = config.quiet ? undefined : bufferedSink();
   const handler = createHandler({
+    ...config,
     ...signals,
+    store,
+    webSockets: config.websocket === "on",
+    clientOf,
     logFault: (error, req) =>
       log.fault(`fault in ${req.method} ${requestPath(req)}:`, error),
-    service: config.service,
-    store,
-    maxBodyBytes: config.maxBodyBytes,
-    bodyTimeoutMs: config.bodyTimeoutMs,
-    heartbeatMs: config.heartbeatMs,
-    maxStreams: config.maxStreams,
-    maxStreamsPerClient: config.maxStreamsPerClient,
-    maxWebSocketsPerClient: config.maxWebSocketsPerClient,
-    webSockets: config.websocket === "on",
-    maxStreamBufferBytes: config.maxStreamBufferBytes,
-    rateLimit: config.rateLimit,
-    authFailures: config.authFailures,
-    clientOf,
-    corsOrigins: config.corsOrigins,
-    trustProxy: config.trustProxy,
     onResponse: sink &&
       requestLogger(sink, { format: config.logFormat, clientOf }),
   });
