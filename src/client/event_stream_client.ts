@@ -99,6 +99,26 @@ const MAX_DOUBLINGS = 5;
 /** How long a socket being closed by this client may take to say it has closed. */
 const CLOSE_WAIT_MS = 1000;
 
+/**
+ * How long to wait before the next connection: the server's retry delay,
+ * doubled after each connection that delivered nothing, or its
+ * `Retry-After` when longer; then stretched by up to as much again at
+ * random, so that readers dropped together (a process killed, a server
+ * restarted) do not all come back in the same instant.
+ */
+function reconnectDelay(
+  reason: unknown,
+  retryMs = RETRY_MS,
+  failures: number,
+): number {
+  const doublings = Math.min(Math.max(failures - 1, 0), MAX_DOUBLINGS);
+  const told = reason instanceof ServiceError
+    ? (reason.retryAfterSeconds ?? 0) * 1000
+    : 0;
+  const base = Math.max(retryMs * 2 ** doublings, told);
+  return base * (1 + Math.random());
+}
+
 function wait(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -303,7 +323,8 @@ async function* socketConnection(
  * What the client cannot fix by waiting (a 4xx answer, a socket closed with
  * 1003 or 1008) ends it with a {@linkcode ServiceError}; anything else is
  * retried, waiting twice as long after each connection that delivered
- * nothing, up to 32 times the server's `retry` delay.
+ * nothing, up to 32 times the server's `retry` delay, at least as long as
+ * a 503's `Retry-After`, and up to twice that at random.
  */
 export async function* followEventStream(
   source: StreamSource,
@@ -357,7 +378,6 @@ export async function* followEventStream(
     if (signal?.aborted) return;
     failures = state.delivered ? 0 : failures + 1;
     options.onReconnect?.(reason);
-    const doublings = Math.min(Math.max(failures - 1, 0), MAX_DOUBLINGS);
-    await wait((state.retryMs ?? RETRY_MS) * 2 ** doublings, signal);
+    await wait(reconnectDelay(reason, state.retryMs, failures), signal);
   }
 }

@@ -14,13 +14,15 @@ const URL_ = new URL("http://service.test/events");
 /** A server answering each connection in turn; what each connection asked is kept. */
 function server(answers: (() => Response)[]) {
   const asked: (string | null)[] = [];
+  const times: number[] = [];
   const fetchFn: typeof fetch = (_input, init) => {
     asked.push(new Headers(init?.headers).get("last-event-id"));
+    times.push(performance.now());
     const next = answers.shift();
     if (next === undefined) return Promise.reject(new TypeError("no server"));
     return Promise.resolve(next());
   };
-  return { fetchFn, asked };
+  return { fetchFn, asked, times };
 }
 
 /** Follows `URL_` as server-sent events through `fetchFn`, anonymously. */
@@ -91,6 +93,34 @@ Deno.test("a stream that ends is followed again after the server's retry, from t
   assert.equal(reasons.length, 3);
   assert.match(String(reasons[0]), /the stream ended/);
   assert.ok(reasons[2] instanceof ServiceError && reasons[2].status === 503);
+});
+
+Deno.test("a 503 is retried no sooner than its Retry-After says", async () => {
+  const { fetchFn, times } = server([
+    // Longer than the 1 s the client waits when told nothing.
+    () =>
+      new Response("busy", { status: 503, headers: { "retry-after": "2" } }),
+    stream("retry: 5\n\nid: 1\ndata: a\n\n"),
+  ]);
+  assert.deepEqual(await take(followEventStream(fetchFn, URL_), 1), ["1:a"]);
+  assert.ok(times[1]! - times[0]! >= 2000, `${times[1]! - times[0]!} ms`);
+});
+
+Deno.test("readers dropped together come back spread over the retry delay, not at once", async () => {
+  const waits = await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const { fetchFn, times } = server([
+        stream("retry: 100\n\nid: 1\ndata: a\n\n"),
+        stream("id: 2\ndata: b\n\n"),
+      ]);
+      await take(followEventStream(fetchFn, URL_), 2);
+      return times[1]! - times[0]!;
+    }),
+  );
+  for (const ms of waits) assert.ok(ms >= 100, `${ms} ms`);
+  const spread = Math.max(...waits) - Math.min(...waits);
+  // Uniform over 100 ms: 20 waits within 10 ms of each other is a 1e-17 chance.
+  assert.ok(spread >= 10, `waits ${waits.map(Math.round)}`);
 });
 
 Deno.test("onOpen is told of each connection accepted, before its events, and not of a refused one", async () => {
