@@ -10,6 +10,16 @@ export function readProc(path: string): string {
   return new TextDecoder().decode(out.stdout);
 }
 
+/** Clock ticks per second of `/proc/PID/stat`'s times (Linux's USER_HZ). */
+export const CLK_TCK = 100;
+
+/** CPU time process `pid` has used so far, user and system, in clock ticks. */
+export function cpuTicks(pid: number): number {
+  const stat = readProc(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** A memory field of `/proc/PID/status` in MB: `VmRSS` now, `VmHWM` at its peak; 0 once the process is gone. */
 export function statusMb(pid: number, field: "VmRSS" | "VmHWM"): number {
   const status = readProc(`/proc/${pid}/status`);

@@ -21,7 +21,8 @@ import {
 import { type RunningServer, startServer } from "../tests/_support/program.ts";
 import { renderChart } from "./chart.ts";
 import { median } from "./median.ts";
-import { readProc, statusMb } from "./proc.ts";
+import { CLK_TCK, cpuTicks, statusMb } from "./proc.ts";
+import { runWrk, type WrkRun } from "./wrk.ts";
 import { roundOrder } from "./round_order.ts";
 
 interface Scenario {
@@ -88,12 +89,8 @@ interface Target {
   denoFlags?: string[];
 }
 
-interface Run {
-  requests: number;
-  rps: number;
-  p99ms: number;
+interface Run extends WrkRun {
   cpuUsPerReq: number;
-  bad: number;
 }
 
 interface Row {
@@ -166,7 +163,6 @@ if (unknown.length > 0) {
   usageError(`--scenarios: no scenario named ${unknown.join(", ")}`);
 }
 
-const CLK_TCK = 100;
 const OUT = new URL("./results/", import.meta.url).pathname;
 const chosen = flags.scenarios.split(",").map((name) => {
   const scenario = SCENARIOS.find((s) => s.name === name);
@@ -189,64 +185,16 @@ const pin = (core: number) =>
     ? ["taskset", "-c", String(core)]
     : [];
 
-function cpuTicks(pid: number): number {
-  const stat = readProc(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-function parseLatencyMs(text: string): number {
-  const m = text.match(/^([\d.]+)(us|ms|s)$/);
-  if (!m) return NaN;
-  const scale = { us: 0.001, ms: 1, s: 1000 }[m[2] as "us" | "ms" | "s"];
-  return Number(m[1]) * scale;
-}
-
 let nonce = 0;
-async function wrk(
-  url: string,
-  script: string,
-  seconds: number,
-): Promise<Omit<Run, "cpuUsPerReq">> {
-  const file = await Deno.makeTempFile({ dir: OUT, suffix: ".tmp" });
-  await Deno.writeTextFile(file, script.replaceAll("NONCE", `n${++nonce}`));
-  const [program = "wrk", ...args] = [
-    ...pin(0),
-    "wrk",
-    "-t1",
-    `-c${flags.connections}`,
-    `-d${seconds}s`,
-    "--latency",
-    "-s",
-    file,
+/** One wrk run of `script` (its `NONCE` made unique) against `url`, wrk on core 0. */
+const wrk = (url: string, script: string, seconds: number) =>
+  runWrk({
     url,
-  ];
-  const out = await new Deno.Command(program, {
-    args,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  await Deno.remove(file);
-  const text = new TextDecoder().decode(out.stdout);
-  const requests = Number(text.match(/(\d+) requests in/)?.[1] ?? NaN);
-  const rps = Number(text.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? NaN);
-  const p99 = parseLatencyMs(text.match(/^\s+99%\s+(\S+)/m)?.[1] ?? "");
-  const non2xx = Number(
-    text.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0,
-  );
-  const socket = text.match(
-    /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/,
-  );
-  const socketErrors = socket
-    ? socket.slice(1).reduce((a, b) => a + Number(b), 0)
-    : 0;
-  if (!out.success || Number.isNaN(requests)) {
-    throw new Error(
-      `wrk failed: ${text}${new TextDecoder().decode(out.stderr)}`,
-    );
-  }
-  return { requests, rps, p99ms: p99, bad: non2xx + socketErrors };
-}
+    script: script.replaceAll("NONCE", `n${++nonce}`),
+    seconds,
+    connections: Number(flags.connections),
+    prefix: pin(0),
+  });
 
 async function setUp(url: string): Promise<string> {
   const register = async (name: string) => {

@@ -23,6 +23,7 @@ for (
     "stalled_streams.ts",
     "soak.ts",
     "cold_start.ts",
+    "write_scale.ts",
   ]
 ) {
   Deno.test(`bench/${script}: --bogus is one line and exit 2; --help is the usage and exit 0`, async () => {
@@ -62,5 +63,13 @@ Deno.test("bench/run.ts: durations, rounds and connections are whole numbers, re
       ),
       flag,
     );
+  }
+});
+
+Deno.test("bench/write_scale.ts: a count of processes that is not a whole number from 1 to 64 is named", async () => {
+  for (const counts of ["0", "1,x", "65"]) {
+    const bad = await runScript("write_scale.ts", [`--processes=${counts}`]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /--processes must be whole numbers from 1 to 64/);
   }
 });
