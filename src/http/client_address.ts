@@ -81,10 +81,16 @@ export function clientAddressOf(
  * to the limits, and any string a proxy passed on one more.
  */
 function canonicalAddress(text: string): string | undefined {
-  if (isIP(text) === 4) return text;
-  const bare = text.replace(/%[^%]*$/, "");
+  // Some proxies add the port: `1.2.3.4:56`, `[2001:db8::1]:56`.
+  const [, host = text] = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(text) ??
+    /^(\d+\.\d+\.\d+\.\d+):\d{1,5}$/.exec(text) ?? [];
+  if (isIP(host) === 4) return host;
+  const bare = host.replace(/%[^%]*$/, "");
   if (isIP(bare) !== 6) return undefined;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)?.[1];
-  if (mapped !== undefined && isIP(mapped) === 4) return mapped;
-  return new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  const canonical = new URL(`http://[${bare}]/`).hostname.slice(1, -1);
+  // IPv4-mapped: the URL parser spells its last 32 bits as two hex groups.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (mapped === null) return canonical;
+  const [high, low] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
 }

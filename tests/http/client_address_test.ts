@@ -29,7 +29,7 @@ Deno.test("the connection's address, and X-Forwarded-For only when the proxy is 
   assert.equal(direct(req()), UNKNOWN_CLIENT, "called without a connection");
 });
 
-Deno.test("a forwarded address counts in one spelling: IPv6 canonical, IPv4-mapped as IPv4, no zone; anything else is not an address", () => {
+Deno.test("a forwarded address counts in one spelling: IPv6 canonical, IPv4-mapped as IPv4, no zone, no port; anything else is not an address", () => {
   const proxied = clientAddressOf({ trustProxy: true });
   const peer = connectionFrom("10.0.0.7");
   const spellings: [string, string][] = [
@@ -38,11 +38,21 @@ Deno.test("a forwarded address counts in one spelling: IPv6 canonical, IPv4-mapp
     ["2001:db8::1%eth0", "2001:db8::1"],
     ["::ffff:10.5.5.5", "10.5.5.5"],
     ["::FFFF:10.5.5.5", "10.5.5.5"],
+    ["::ffff:a05:505", "10.5.5.5"],
+    ["0:0:0:0:0:ffff:10.5.5.5", "10.5.5.5"],
     ["10.5.5.5", "10.5.5.5"],
+    // With the port, as some proxies send it.
+    ["10.5.5.5:1234", "10.5.5.5"],
+    ["[2001:DB8::1]:443", "2001:db8::1"],
+    ["[::ffff:10.5.5.5]:80", "10.5.5.5"],
+    ["[2001:db8::1]", "2001:db8::1"],
     // Not addresses: the connection's own address stands.
     ["010.5.5.5", "10.0.0.7"],
     ["10.5.5.05", "10.0.0.7"],
-    ["10.5.5.5:1234", "10.0.0.7"],
+    ["10.5.5.5:", "10.0.0.7"],
+    ["10.5.5.5:123456", "10.0.0.7"],
+    ["2001:db8::1:443", "2001:db8::1:443"],
+    ["[2001:db8::1", "10.0.0.7"],
     ["garbage0", "10.0.0.7"],
     ["limited:99999 10.0.0.8", "10.0.0.7"],
   ];
