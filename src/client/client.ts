@@ -337,10 +337,11 @@ export class MessagingClient {
     this.token = options.token;
   }
 
-  /** The name the held token is for, or `undefined` without one. */
+  /** The name the held token is for, or `undefined` without one (or with one that names nobody). */
   get name(): string | undefined {
     const token = this.token;
-    return token === undefined ? undefined : token.slice(0, token.indexOf("-"));
+    const dash = token?.indexOf("-") ?? -1;
+    return dash === -1 ? undefined : token!.slice(0, dash);
   }
 
   #credential(): string {

@@ -26,6 +26,9 @@ const MAX_ENTRIES = 500;
 // A stream refused (429: too many from this address) is asked for again
 // after this, unless the service says how long to wait.
 const REFUSED_RETRY_MS = 5000;
+// A call unanswered this long (the service hangs) shows as unreachable
+// until it is answered.
+const SLOW_CALL_MS = 5000;
 const SIGNED_OUT = "You are no longer signed in; join again.";
 const UNREACHABLE = "The service cannot be reached; try again in a moment.";
 
@@ -104,23 +107,46 @@ class Failure {
  * one is answered, before its body is read.
  */
 const watchedFetch: typeof fetch = async (input, init) => {
+  const slow = setTimeout(() => {
+    callsReach = false;
+    showStatus();
+  }, SLOW_CALL_MS);
   try {
     const res = await fetch(input, init);
     callsReach = true;
+    // What the service could not be reached for is past.
+    for (const alert of [ui.postError, ui.joinError, ui.quoteError]) {
+      if (alert.textContent === UNREACHABLE) alert.textContent = "";
+    }
     return res;
   } catch (error) {
     // fetch's TypeError: no answer at all (an abort is no news).
     if (error instanceof TypeError) callsReach = false;
     throw error;
   } finally {
+    clearTimeout(slow);
     showStatus();
   }
 };
 
+/**
+ * The credential this page stored, if what is stored is one: anything
+ * else (edited by hand, another page's) is dropped, not taken for a name.
+ */
+function storedToken(): string | undefined {
+  const held = localStorage.getItem(TOKEN_KEY);
+  if (held === null) return undefined;
+  if (isToken(held)) return held;
+  localStorage.removeItem(TOKEN_KEY);
+  return undefined;
+}
+
+const isToken = (text: string) => /^[^-]+-[0-9a-f]{40}$/.test(text);
+
 const origin = new URL("/", location.href);
 const chat = new MessagingClient(origin, {
   fetch: watchedFetch,
-  token: localStorage.getItem(TOKEN_KEY) ?? undefined,
+  token: storedToken(),
 });
 const quotes = new QuoteClient(origin, { fetch: watchedFetch });
 
@@ -225,7 +251,9 @@ function applyPresence(change: PresenceChange) {
 /** A presence event: the list changes, and the user learns if it was them who was unregistered. */
 function onPresence(change: PresenceChange) {
   if ("registered" in change && change.name === chat.name) {
-    signOut("You were unregistered (away too long?); join again.");
+    // Nothing stored: the user left, in another tab.
+    const left = localStorage.getItem(TOKEN_KEY) === null;
+    signOut(left ? "" : "You were unregistered (away too long?); join again.");
     return;
   }
   presenceWhileLoading?.push(change);
@@ -320,7 +348,7 @@ addEventListener("storage", (event) => {
   if (event.key !== TOKEN_KEY || event.newValue === (chat.token ?? null)) {
     return;
   }
-  if (event.newValue === null) return signOut("");
+  if (event.newValue === null || !isToken(event.newValue)) return signOut("");
   chat.token = event.newValue;
   showJoined(true);
   followMessages();
@@ -421,6 +449,9 @@ ui.joinForm.addEventListener("submit", async (event) => {
   followMessages();
 });
 
+/** Whether a post is on its way: pressing Send again meanwhile sends nothing. */
+let sending = false;
+
 /** Sends the draft; a 401 rejoins and sends it once more. */
 async function send(retry = true) {
   const red = new FormData(ui.postForm).get("color") === "red";
@@ -435,10 +466,17 @@ async function send(retry = true) {
   } else showError(ui.postError, sent.lines);
 }
 
-ui.postForm.addEventListener("submit", (event) => {
+ui.postForm.addEventListener("submit", async (event) => {
   event.preventDefault();
+  // Once: a service that hangs would otherwise store each press.
+  if (sending) return;
+  sending = true;
   ui.postError.textContent = "";
-  send();
+  try {
+    await send();
+  } finally {
+    sending = false;
+  }
 });
 
 ui.leave.addEventListener("click", async () => {

@@ -36,6 +36,11 @@ Deno.test("MessagingClient: every endpoint and every error it can meet", async (
     const jose = new MessagingClient(base);
     assert.equal(jose.name, undefined);
     await refused(jose.users(), 401, [], "Not registered");
+    // A token without its name part names nobody, not most of itself.
+    assert.equal(
+      new MessagingClient(base, { token: "justsomestring" }).name,
+      undefined,
+    );
 
     const token = await jose.register("José");
     assert.match(token, /^José-[0-9a-f]{40}$/);

@@ -125,7 +125,7 @@ browserTest(
 );
 
 browserTest(
-  "no width from 320 to 1920 px scrolls sideways, signed in or out",
+  "no width from 320 to 1920 px scrolls sideways, signed in or out, with the longest name and word",
   async () => {
     const server = await startServer(["--quiet"]);
     const browser = await launchBrowser();
@@ -146,7 +146,9 @@ browserTest(
           }
         };
         await measure("signed out");
-        await join(page, `Cy${scheme}`);
+        // The longest name, with no space to break at: it shows in the bar
+        // and in the online list.
+        await join(page, scheme + "N".repeat(64 - scheme.length));
         await say(page, scheme + "W".repeat(300));
         await measure("signed in");
         await page.context().close();

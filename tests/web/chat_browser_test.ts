@@ -492,6 +492,74 @@ chatTest(
   },
 );
 
+chatTest(
+  "a service that hangs: the status says so within seconds, and Send pressed again meanwhile stores the message once",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    await join(tab, "Eve");
+    const status = tab.page.locator("#status");
+    const box = tab.page.getByRole("textbox", { name: "Message" });
+    await box.fill("only once");
+    Deno.kill(server.process.pid, "SIGSTOP");
+    try {
+      for (let press = 0; press < 3; press++) {
+        await box.press("Enter");
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      await tab.page.getByText("Cannot reach the service").waitFor({
+        timeout: 8000,
+      });
+    } finally {
+      Deno.kill(server.process.pid, "SIGCONT");
+    }
+    await messageIn(tab, "only once").waitFor();
+    await status.filter({ hasText: "Live" }).waitFor();
+    // Time for any second copy to arrive, had one been sent.
+    await new Promise((r) => setTimeout(r, 500));
+    const res = await fetch(`${server.url}messages?limit=20`);
+    const { messages } = await res.json() as {
+      messages: { message: { text: string } }[];
+    };
+    const copies = messages.filter((m) => m.message.text === "only once");
+    assert.equal(copies.length, 1);
+    assert.equal(await messageIn(tab, "only once").count(), 1);
+    assert.equal(await box.inputValue(), "", "the sent draft is cleared");
+  },
+);
+
+chatTest(
+  "a stored credential the page did not write is dropped, not taken for a name",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    for (const junk of ["justsomestring", '{"token": oops', "Mallory-"]) {
+      await tab.page.evaluate(
+        (value) => localStorage.setItem("lms-token", value),
+        junk,
+      );
+      await tab.page.reload();
+      await tab.page.getByText("Live").waitFor();
+      await tab.page.getByRole("textbox", { name: "Name" }).waitFor();
+      assert.equal(
+        await tab.page.evaluate(() => localStorage.getItem("lms-token")),
+        null,
+        junk,
+      );
+    }
+    // No name was registered from the junk: each is free.
+    for (const name of ["justsomestrin", "Mallory"]) {
+      const res = await fetch(`${server.url}users`, {
+        method: "POST",
+        body: name,
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, 200, name);
+    }
+    assert.deepEqual(tab.watch.errors, []);
+  },
+);
+
 /** The paths of the streams `page` follows, by transport, from now on. */
 function streamsOf(page: Page) {
   const sockets: string[] = [];
