@@ -16,6 +16,7 @@ import {
   ServiceError,
 } from "../client/client.ts";
 import { loadOlderOnScroll } from "./older_messages.ts";
+import { shareAmongTabs, type SharedTabs } from "./shared_tabs.ts";
 
 // Kept in localStorage until the user leaves: a tab closed and opened
 // again, or another tab of the page, is the same user.
@@ -95,7 +96,20 @@ function showStatus() {
 function setLive(path: string, live: boolean) {
   liveStreams.set(path, live);
   showStatus();
+  tell({ kind: "live", path, live });
 }
+
+/** What the leading tab's streams bring, told to the page's other tabs. */
+type PageEvent =
+  | { kind: "message"; id: number; message: Message }
+  | { kind: "gap"; missed: number }
+  | { kind: "presence"; change: PresenceChange }
+  | { kind: "quote"; quote: string }
+  | { kind: "live"; path: string; live: boolean };
+
+/** Whether this tab follows the streams itself. */
+let leading = false;
+const tell = (event: PageEvent) => tabs.tell(event);
 
 /** A call that failed: the lines to show, and the status when the service answered. */
 class Failure {
@@ -250,6 +264,7 @@ function applyPresence(change: PresenceChange) {
 
 /** A presence event: the list changes, and the user learns if it was them who was unregistered. */
 function onPresence(change: PresenceChange) {
+  tell({ kind: "presence", change });
   if ("registered" in change && change.name === chat.name) {
     // Nothing stored: the user left, in another tab.
     const left = localStorage.getItem(TOKEN_KEY) === null;
@@ -324,9 +339,21 @@ function messageEntry(message: Message) {
   entry.append(author, text);
   return entry;
 }
-function showMessage(message: Message) {
+/**
+ * Shows a message the stream (or the leading tab) brought. Not compared
+ * with the last id: after a restart of a memory store, ids start again.
+ */
+function showMessage(id: number, message: Message) {
+  lastMessageId = id;
+  firstMessageId ??= id;
   appendEntry(messageEntry(message));
   if (message.user !== chat.name) countUnread();
+  tell({ kind: "message", id, message });
+}
+
+function showGap(missed: number) {
+  notice(`${missed} message${missed === 1 ? "" : "s"} missed while away`);
+  tell({ kind: "gap", missed });
 }
 
 let unread = 0;
@@ -400,6 +427,8 @@ let following: { stop: AbortController; done: Promise<void> } | undefined;
  * nobody; called again when the user joins or leaves.
  */
 function followMessages() {
+  // Another tab follows, and tells this one.
+  if (!leading) return;
   const previous = following;
   previous?.stop.abort();
   const stop = new AbortController();
@@ -422,14 +451,8 @@ async function readMessages(options: FollowOptions) {
     },
   });
   for await (const event of events) {
-    if (event.type === "message") {
-      lastMessageId = event.id;
-      firstMessageId ??= event.id;
-      showMessage(event.message);
-    } else {
-      const { missed } = event;
-      notice(`${missed} message${missed === 1 ? "" : "s"} missed while away`);
-    }
+    if (event.type === "message") showMessage(event.id, event.message);
+    else showGap(event.missed);
   }
 }
 
@@ -480,12 +503,16 @@ ui.postForm.addEventListener("submit", async (event) => {
 });
 
 ui.leave.addEventListener("click", async () => {
-  // The user's own stream would hear them leave: it stops first.
+  // The user's own stream would hear them leave: it stops first, here and,
+  // as nothing is stored any more, in the tab that leads.
+  const token = chat.token;
+  localStorage.removeItem(TOKEN_KEY);
   following?.stop.abort();
   const left = await call(() => chat.unregister());
   // Gone already (401) is as good as leaving.
   if (!(left instanceof Failure) || left.status === 401) signOut("");
   else {
+    if (token !== undefined) localStorage.setItem(TOKEN_KEY, token);
     showError(ui.postError, left.lines);
     followMessages();
   }
@@ -508,15 +535,71 @@ ui.quoteForm.addEventListener("submit", async (event) => {
   else ui.quoteText.value = "";
 });
 
-if (!ui.quotePanel.hidden) {
+function showQuote(quote: string) {
+  ui.quote.textContent = quote;
+  tell({ kind: "quote", quote });
+}
+
+/** This tab follows the streams, for every tab of the page. */
+function lead() {
+  leading = true;
+  followMessages();
+  if (ui.quotePanel.hidden) return;
   keepFollowing("/quote/events", async (options) => {
-    for await (const quote of quotes.events(options)) {
-      ui.quote.textContent = quote;
-    }
+    for await (const quote of quotes.events(options)) showQuote(quote);
   });
 }
+
+/**
+ * Another tab leads: this one shows what is there now, then what it is
+ * told. A message told while the newest load is on its way waits for it.
+ */
+async function followTheLeader() {
+  const told: PageEvent[] = [];
+  hearing = (event) => told.push(event);
+  const [newest, quote] = await Promise.all([
+    call(() => chat.olderMessages({ limit: 5 })),
+    ui.quotePanel.hidden ? undefined : call(() => quotes.get()),
+  ]);
+  if (!(newest instanceof Failure)) {
+    for (const { id, message } of newest.messages.toReversed()) {
+      showMessage(id, message);
+    }
+  }
+  if (typeof quote === "string") ui.quote.textContent = quote;
+  hearing = hear;
+  const loaded = lastMessageId ?? 0;
+  for (const event of told) {
+    // Told while the newest were loading: shown already if loaded.
+    if (event.kind !== "message" || event.id > loaded) hear(event);
+  }
+  refreshOnline();
+}
+
+/** An event the leading tab told of, shown as if this tab's stream had brought it. */
+function hear(event: PageEvent) {
+  if (event.kind === "message") showMessage(event.id, event.message);
+  else if (event.kind === "gap") showGap(event.missed);
+  else if (event.kind === "presence") onPresence(event.change);
+  else if (event.kind === "quote") showQuote(event.quote);
+  else {
+    setLive(event.path, event.live);
+    if (event.path === "/events" && event.live) refreshOnline();
+  }
+}
+let hearing = hear;
 
 // A reload rejoins as the same user while the token still authenticates.
 if (chat.token !== undefined) showJoined(true);
 else ui.name.focus();
-followMessages();
+/** This tab's part among the page's tabs. */
+const tabs: SharedTabs<PageEvent> = shareAmongTabs<PageEvent>({
+  name: "lms-chat",
+  lead,
+  follow: () => void followTheLeader(),
+  hear: (event) => hearing(event),
+  // A tab that starts learns whether the streams are live.
+  greet: () => {
+    for (const [path, live] of liveStreams) setLive(path, live);
+  },
+});

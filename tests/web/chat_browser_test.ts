@@ -560,6 +560,79 @@ chatTest(
   },
 );
 
+chatTest(
+  "ten tabs of one browser share one set of streams: each is live, a post from any goes through and shows in all, and when the leading tab closes another follows on without a gap",
+  [],
+  async (browser, server) => {
+    const context = await browser.newContext();
+    const tabs: Tab[] = [];
+    // Open sockets by tab (a closed tab's are gone with it), and which tabs ever opened one.
+    const open = Array.from({ length: 10 }, () => 0);
+    const opened = new Set<number>();
+    const socketsAre = async (count: number) => {
+      const sum = () =>
+        open.reduce((a, b, i) => tabs[i]?.page.isClosed() ? a : a + b, 0);
+      for (let i = 0; i < 50 && sum() !== count; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(sum(), count);
+    };
+    for (let i = 0; i < 10; i++) {
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      page.on("websocket", (socket) => {
+        open[i]!++;
+        opened.add(i);
+        socket.on("close", () => open[i]!--);
+      });
+      const watch = watchPage(page, [new URL(server.url).origin]);
+      await page.goto(`${server.url}chat`);
+      await page.getByText("Live").waitFor();
+      tabs.push({ page, watch });
+    }
+    await join(tabs[0]!, "Tabby");
+    for (const tab of tabs) {
+      await tab.page.getByText("Signed in as Tabby").waitFor();
+    }
+    // The messages and the quote, once for the whole browser.
+    await socketsAre(2);
+    assert.deepEqual([...opened], [0]);
+
+    await send(tabs[9]!, "from the tenth tab");
+    for (const tab of tabs) {
+      await messageIn(tab, "from the tenth tab").waitFor();
+    }
+
+    // The leader goes; posts made meanwhile reach every other tab, once.
+    const other = await fetch(`${server.url}users`, {
+      method: "POST",
+      body: "Poster",
+    });
+    const { token } = await other.json();
+    await tabs[0]!.page.close();
+    for (let i = 1; i <= 3; i++) {
+      const res = await fetch(server.url, {
+        method: "POST",
+        headers: { "x-messaging-token": token },
+        body: JSON.stringify({ text: `after the leader ${i}` }),
+      });
+      await res.body?.cancel();
+    }
+    for (const tab of tabs.slice(1)) {
+      for (let i = 1; i <= 3; i++) {
+        await messageIn(tab, `after the leader ${i}`).waitFor();
+        assert.equal(await messageIn(tab, `after the leader ${i}`).count(), 1);
+      }
+      assert.equal(await messageIn(tab, "from the tenth tab").count(), 1);
+      assert.deepEqual(tab.watch.errors, []);
+    }
+    // The next leader's pair.
+    await socketsAre(2);
+    assert.equal(opened.size, 2);
+    await context.close();
+  },
+);
+
 /** The paths of the streams `page` follows, by transport, from now on. */
 function streamsOf(page: Page) {
   const sockets: string[] = [];

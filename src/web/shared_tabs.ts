@@ -1,0 +1,134 @@
+/**
+ * One tab of the page per browser follows the streams and tells the others
+ * what they bring. Every tab holding its own two streams ran a browser out
+ * of connections: past the service's WebSocket cap per address a tab falls
+ * back to server-sent events over HTTP/1.1, Chromium keeps 6 connections
+ * per host, and five tabs left no connection for a post. The leader is
+ * whoever holds a Web Lock; when its tab closes the lock passes to a
+ * waiting tab, which follows on from the last message it was told of.
+ * Without Web Locks or `BroadcastChannel` every tab leads, as before.
+ * `lead` and `follow` are called after {@linkcode shareAmongTabs} returns.
+ *
+ * It names no DOM type, so it type-checks with the rest of `src/` and its
+ * rules run under `deno test`, where Deno has both.
+ * @module
+ */
+
+/** What a tab is told, and a tab that starts asks: `hello`, answered by the leader. */
+export type TabNews<Event> = { kind: "event"; event: Event } | {
+  kind: "hello";
+};
+
+/** Options of {@linkcode shareAmongTabs}. */
+export interface SharedTabsOptions<Event> {
+  /** The lock's and the channel's name: tabs of one page share it. */
+  name: string;
+  /** Called once this tab leads: it starts following the streams. */
+  lead(): void;
+  /** Called when this tab starts without leading: it loads what it shows. */
+  follow(): void;
+  /** An event the leader told of, in a tab that does not lead. */
+  hear(event: Event): void;
+  /** In the leader: a tab has started and wants the state the events would not repeat. */
+  greet(): void;
+}
+
+/** This tab's part: whether it leads, and how the leader tells the others. */
+export interface SharedTabs<Event> {
+  readonly leading: boolean;
+  /** Tells every other tab of `event`; only the leader's telling is heard. */
+  tell(event: Event): void;
+  /** Stops taking part (the lock is left to the others). */
+  close(): void;
+}
+
+/**
+ * Takes part in the tabs' sharing under `options.name`.
+ *
+ * @example Two tabs, one leads
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shareAmongTabs } from "./shared_tabs.ts";
+ * const heard: string[] = [];
+ * const tab = (name: string) =>
+ *   shareAmongTabs<string>({
+ *     name: "example",
+ *     lead: () => heard.push(`${name} leads`),
+ *     follow: () => heard.push(`${name} follows`),
+ *     hear: (event) => heard.push(`${name} heard ${event}`),
+ *     greet: () => {},
+ *   });
+ * const first = tab("first");
+ * await new Promise((r) => setTimeout(r, 50));
+ * const second = tab("second");
+ * await new Promise((r) => setTimeout(r, 50));
+ * first.tell("hi");
+ * await new Promise((r) => setTimeout(r, 50));
+ * assert.deepEqual(heard, ["first leads", "second follows", "second heard hi"]);
+ * first.close();
+ * second.close();
+ * ```
+ */
+export function shareAmongTabs<Event>(
+  options: SharedTabsOptions<Event>,
+): SharedTabs<Event> {
+  const locks = (globalThis.navigator as { locks?: LockManagerLike })?.locks;
+  const channel = typeof BroadcastChannel === "function" && locks !== undefined
+    ? new BroadcastChannel(options.name)
+    : undefined;
+  const release = new AbortController();
+  const tabs = {
+    leading: false,
+    tell(event: Event) {
+      if (tabs.leading) channel?.postMessage({ kind: "event", event });
+    },
+    close() {
+      release.abort();
+      channel?.close();
+    },
+  };
+  const lead = () => {
+    tabs.leading = true;
+    options.lead();
+  };
+  if (channel === undefined || locks === undefined) {
+    // Once the caller holds what this returns, as when a lock is granted.
+    queueMicrotask(lead);
+    return tabs;
+  }
+  channel.onmessage = ({ data }) => {
+    const news = data as TabNews<Event>;
+    if (news.kind === "hello") {
+      if (tabs.leading) options.greet();
+    } else if (!tabs.leading) options.hear(news.event);
+  };
+  // Held until the tab closes (or `close`): the promise never settles before.
+  const hold = () =>
+    new Promise<void>((resolve) =>
+      release.signal.addEventListener("abort", () => resolve())
+    );
+  locks.request(options.name, { ifAvailable: true }, (lock) => {
+    if (lock !== null) {
+      lead();
+      return hold();
+    }
+    options.follow();
+    channel.postMessage({ kind: "hello" });
+    // Waits its turn; the request is dropped when the tab closes.
+    locks.request(options.name, { signal: release.signal }, () => {
+      lead();
+      return hold();
+    }).catch(() => {});
+    return Promise.resolve();
+  }).catch(() => {});
+  return tabs;
+}
+
+/** The part of the Web Locks API used here (Deno's types lack it). */
+interface LockManagerLike {
+  request(
+    name: string,
+    options: { ifAvailable?: boolean; signal?: AbortSignal },
+    callback: (lock: unknown) => Promise<void>,
+  ): Promise<void>;
+}
