@@ -23,6 +23,7 @@ for (
     "stalled_streams.ts",
     "soak.ts",
     "cold_start.ts",
+    "scale.ts",
   ]
 ) {
   Deno.test(`bench/${script}: --bogus is one line and exit 2; --help is the usage and exit 0`, async () => {
