@@ -23,6 +23,8 @@ import {
   cpuSeconds,
   freshRedis,
   killAll,
+  loadAverage,
+  machineBusySeconds,
   now,
   Poster,
   type ReaderCounts,
@@ -39,7 +41,7 @@ import { freePort } from "../tests/_support/program.ts";
 import { runStorms } from "./scale_storms.ts";
 
 const USAGE =
-  `Usage: deno task bench:scale [--steps=1000,10000,25000,50000,100000] [--transports=websocket,sse] [--posts=6] [--interval-ms=2000] [--per-process=17000] [--targets=floor,program] [--storms] [--storm-followers=50000]`;
+  `Usage: deno task bench:scale [--steps=1000,10000,25000,50000,100000] [--transports=websocket,sse] [--posts=6] [--interval-ms=2000] [--per-process=17000] [--targets=floor,program] [--storms] [--storm-followers=50000] [--out=bench/results/scale]`;
 
 const flags = flagsOf({
   steps: { type: "string", default: "1000,10000,25000,50000,100000" },
@@ -50,6 +52,7 @@ const flags = flagsOf({
   targets: { type: "string", default: "floor,program" },
   storms: { type: "boolean", default: false },
   "storm-followers": { type: "string", default: "50000" },
+  out: { type: "string", default: "bench/results/scale" },
 }, USAGE);
 const steps = flags.steps.split(",").map(Number);
 const transports = flags.transports.split(",");
@@ -97,24 +100,44 @@ interface Row {
   /** The followers' processes' CPU over the posting window, % of one core. */
   readerCpuPct: number;
   readerCpuUsPerEvent: number;
+  /**
+   * The rest of the machine over the posting window, % of one core: Redis,
+   * the poster and whatever else runs on the host (other jobs).
+   */
+  otherCpuPct: number;
+  /** The load average over the last minute, at the end of the window. */
+  load: number;
   reconnects: number;
+  /** How open streams ended during the row (WebSocket close codes). */
+  ended: Record<string, number>;
   pings: number;
   windowS: number;
+  /** The longest a post took to be answered. */
+  slowestPostMs: number;
 }
 
 const cpuOf = (pids: number[]) => sum(pids.map(cpuSeconds));
 
-/** Posts `posts` messages `interval` apart; the send time of each id. */
-async function postAll(poster: Poster): Promise<Record<string, number>> {
+/**
+ * Posts `posts` messages `interval` apart; the send time of each id, and
+ * the longest a post took to be answered.
+ */
+async function postAll(
+  poster: Poster,
+): Promise<{ sent: Record<string, number>; slowestMs: number }> {
   const sent: Record<string, number> = {};
+  let slowestMs = 0;
   for (let id = 1; id <= posts; id++) {
     const started = now();
     const at = await poster.post(`post ${id}`);
-    if (at === undefined) throw new Error(`post ${id} was not stored`);
+    if (at === undefined) {
+      throw new Error(`post ${id} was not stored: ${poster.lastFailure}`);
+    }
     sent[id] = at;
+    slowestMs = Math.max(slowestMs, now() - started);
     await sleep(Math.max(0, started + interval - now()));
   }
-  return sent;
+  return { sent, slowestMs };
 }
 
 /** Waits (at most `ms`) until every follower has every id up to `upTo`. */
@@ -164,6 +187,37 @@ async function connectAll(
   return { readers, ms, failed };
 }
 
+/** A row with nothing measured yet. */
+function failedRow(target: Target, transport: string, n: number): Row {
+  const processes = Math.ceil(n / perProcess);
+  return {
+    transport,
+    target,
+    followers: n,
+    processes,
+    readerProcesses: processes,
+    connectedMs: NaN,
+    lost: NaN,
+    duplicated: NaN,
+    delivered: 0,
+    p50Ms: NaN,
+    p99Ms: NaN,
+    maxMs: NaN,
+    rssPerFollowerKb: NaN,
+    cpuUsPerEvent: NaN,
+    serverCpuPct: NaN,
+    readerCpuPct: NaN,
+    readerCpuUsPerEvent: NaN,
+    otherCpuPct: NaN,
+    load: NaN,
+    reconnects: 0,
+    ended: {},
+    pings: 0,
+    windowS: 0,
+    slowestPostMs: NaN,
+  };
+}
+
 /** One step: `n` followers of `target` over `transport`. */
 async function measure(
   target: Target,
@@ -190,27 +244,10 @@ async function measure(
     processes,
   );
   const row: Row = {
-    transport,
-    target,
-    followers: n,
-    processes,
+    ...failedRow(target, transport, n),
     readerProcesses: readers.length,
     failed,
     connectedMs: ms,
-    lost: NaN,
-    duplicated: NaN,
-    delivered: 0,
-    p50Ms: NaN,
-    p99Ms: NaN,
-    maxMs: NaN,
-    rssPerFollowerKb: NaN,
-    cpuUsPerEvent: NaN,
-    serverCpuPct: NaN,
-    readerCpuPct: NaN,
-    readerCpuUsPerEvent: NaN,
-    reconnects: 0,
-    pings: 0,
-    windowS: 0,
   };
   try {
     if (failed) return row;
@@ -218,18 +255,22 @@ async function measure(
     row.rssPerFollowerKb = (sum(serverPids.map(rssMb)) - rssBefore) * 1024 /
       n;
     const readerPids = readers.map((r) => r.process.pid);
-    const [server0, readers0, t0] = [
+    const [server0, readers0, machine0, t0] = [
       cpuOf(serverPids),
       cpuOf(readerPids),
+      machineBusySeconds(),
       now(),
     ];
-    const sent = await postAll(poster);
+    const { sent, slowestMs } = await postAll(poster);
+    row.slowestPostMs = slowestMs;
     await waitCaughtUp(readers, n, posts, 60_000);
-    const [server1, readers1, t1] = [
+    const [server1, readers1, machine1, t1] = [
       cpuOf(serverPids),
       cpuOf(readerPids),
+      machineBusySeconds(),
       now(),
     ];
+    row.load = loadAverage();
     const ids = Object.keys(sent).map(Number);
     const reports = await Promise.all(
       readers.map((r) => r.ask<ReaderReport>({ cmd: "report", sent, ids })),
@@ -247,7 +288,10 @@ async function measure(
     row.serverCpuPct = (server1 - server0) * 100 / row.windowS;
     row.readerCpuPct = (readers1 - readers0) * 100 / row.windowS;
     row.readerCpuUsPerEvent = (readers1 - readers0) * 1e6 / delays.length;
+    row.otherCpuPct = (machine1 - machine0 - (server1 - server0) -
+      (readers1 - readers0)) * 100 / row.windowS;
     row.reconnects = counts.reconnects;
+    row.ended = counts.ended;
     row.pings = counts.pings;
     return row;
   } finally {
@@ -267,13 +311,19 @@ const delays = (r?: Row) =>
     ? `${fixed(r.p50Ms)} / ${fixed(r.p99Ms)} / ${fixed(r.maxMs)}`
     : "—";
 
+/** How streams ended, when any did: " (1001: 3)". */
+const endings = (ended: Record<string, number> = {}) => {
+  const list = Object.entries(ended).map(([how, n]) => `${how}: ${n}`);
+  return list.length ? ` (${list.join(", ")})` : "";
+};
+
 /** The table of one transport: each step, the program beside its floor. */
 function table(rows: Row[], transport: string): string[] {
   const lines = [
     `### ${transport === "sse" ? "Event streams (SSE)" : "WebSocket"}`,
     "",
-    "| followers | server processes | followers' processes | connected in (program / floor) | lost / dup (program / floor) | delay p50 / p99 / max, ms: program | floor | KB per follower: program | floor | ratio | µs CPU per event: program | floor | ratio | server CPU, % of a core: program / floor | followers' CPU, % of a core: program / floor | reconnects |",
-    "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    "| followers | server processes | followers' processes | connected in (program / floor) | lost / dup (program / floor) | delay p50 / p99 / max, ms: program | floor | KB per follower: program | floor | ratio | µs CPU per event: program | floor | ratio | server CPU, % of a core: program / floor | followers' CPU, % of a core: program / floor | rest of the machine, % of a core (load average): program / floor | reconnects (how streams ended): program / floor |",
+    "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
   ];
   const steps = [...new Set(rows.map((r) => r.followers))];
   for (const n of steps) {
@@ -301,13 +351,13 @@ function table(rows: Row[], transport: string): string[] {
         ratio(p?.cpuUsPerEvent ?? NaN, f?.cpuUsPerEvent ?? NaN)
       } | ${both((r) => fixed(r.serverCpuPct, 0))} | ${
         both((r) => fixed(r.readerCpuPct, 0))
-      } | ${both((r) => String(r.reconnects))} |`,
+      } | ${both((r) => `${fixed(r.otherCpuPct, 0)} (${fixed(r.load)})`)} | ${
+        both((r) => `${r.reconnects}${endings(r.ended)}`)
+      } |`,
     );
   }
   return [...lines, ""];
 }
-
-const RESULTS = new URL("./results/", import.meta.url).pathname;
 
 function write(rows: Row[], header: string): void {
   const md = [
@@ -321,7 +371,7 @@ function write(rows: Row[], header: string): void {
     "```",
     "",
   ];
-  Deno.writeTextFileSync(`${RESULTS}scale.md`, md.join("\n"));
+  Deno.writeTextFileSync(`${flags.out}.md`, md.join("\n"));
   const chart = rows.filter((r) => r.target === "program" && !r.failed)
     .flatMap((p) => {
       const f = rows.find((r) =>
@@ -338,7 +388,7 @@ function write(rows: Row[], header: string): void {
         : [];
     });
   Deno.writeTextFileSync(
-    `${RESULTS}scale.svg`,
+    `${flags.out}.svg`,
     renderChart(chart, {
       title: "The program ÷ the plain fan-out floor (same step, same run)",
       first: "KB per follower ÷ floor",
@@ -358,7 +408,16 @@ async function runSteps(): Promise<void> {
     for (const transport of transports) {
       if (stopped.has(transport)) continue;
       for (const target of targets) {
-        const row = await measure(target, transport, n);
+        const row = await measure(target, transport, n).catch(
+          async (error) => {
+            // Whatever this step left running.
+            await killAll();
+            return {
+              ...failedRow(target, transport, n),
+              failed: (error as Error).message,
+            };
+          },
+        );
         rows.push(row);
         console.error(JSON.stringify(row));
         write(rows, header);

@@ -53,6 +53,20 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
 }
 
+/** CPU seconds the whole machine has been busy (every core, all but idle and iowait). */
+export function machineBusySeconds(): number {
+  const line = readProc("/proc/stat").split("\n")[0] ?? "";
+  const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(
+    /\s+/,
+  ).map(Number);
+  return [user, nice, system, irq, softirq, steal]
+    .reduce((t: number, x) => t + (x ?? 0), 0) / 100;
+}
+
+/** The load average over the last minute. */
+export const loadAverage = () =>
+  Number(readProc("/proc/loadavg").split(" ")[0]);
+
 export const rssMb = (pid: number) => statusMb(pid, "VmRSS");
 
 /** Which server a run measures. */
@@ -188,6 +202,8 @@ export interface ReaderCounts {
   received: number;
   refusedWithoutRetryAfter: number;
   refused: Record<string, number>;
+  /** How open streams ended: a WebSocket close code, or `no close frame`. */
+  ended?: Record<string, number>;
 }
 
 /** A followers' process's answer to report. */
@@ -201,9 +217,13 @@ export interface ReaderReport extends ReaderCounts {
 /** Adds up the counts of several followers' processes. */
 export function addCounts(all: ReaderCounts[]) {
   const refused: Record<string, number> = {};
+  const ended: Record<string, number> = {};
   for (const c of all) {
     for (const [status, n] of Object.entries(c.refused)) {
       refused[status] = (refused[status] ?? 0) + n;
+    }
+    for (const [how, n] of Object.entries(c.ended ?? {})) {
+      ended[how] = (ended[how] ?? 0) + n;
     }
   }
   const total = (key: keyof Omit<ReaderCounts, "refused" | "ready">) =>
@@ -218,6 +238,7 @@ export function addCounts(all: ReaderCounts[]) {
     received: total("received"),
     refusedWithoutRetryAfter: total("refusedWithoutRetryAfter"),
     refused,
+    ended,
   };
 }
 
@@ -238,6 +259,9 @@ export class Poster {
     this.#token = (await res.json()).token;
   }
 
+  /** Why the last post that was not stored was not: its status and body, or the error. */
+  lastFailure = "";
+
   /** Posts one message; the time it was sent, or undefined if not stored. */
   async post(text: string): Promise<number | undefined> {
     const at = now();
@@ -246,13 +270,19 @@ export class Poster {
         method: "POST",
         headers: { "x-messaging-token": this.#token },
         body: JSON.stringify({ text }),
-        signal: AbortSignal.timeout(5_000),
+        signal: AbortSignal.timeout(30_000),
       });
-      await res.body?.cancel();
-      return res.status === 200 ? at : undefined;
-    } catch {
-      return undefined;
+      const body = await res.text();
+      if (res.status === 200) return at;
+      this.lastFailure = `${res.status} ${body} after ${
+        (now() - at).toFixed(0)
+      } ms`;
+    } catch (error) {
+      this.lastFailure = `${(error as Error).message} after ${
+        (now() - at).toFixed(0)
+      } ms`;
     }
+    return undefined;
   }
 }
 

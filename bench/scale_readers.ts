@@ -83,6 +83,9 @@ const counts = {
   refusedWithoutRetryAfter: 0,
 };
 const refused: Record<string, number> = {};
+/** How streams that were open ended: a WebSocket close code, or `no close frame`. */
+const ended: Record<string, number> = {};
+const countEnd = (how: string) => void (ended[how] = (ended[how] ?? 0) + 1);
 let stopping = false;
 
 /** The refusal's status line counted; its `Retry-After` in seconds, if any. */
@@ -119,6 +122,7 @@ function connect(f: Follower): void {
   counts.pending++;
   let settled = false;
   let retryAfter: number | undefined;
+  let closeCode: number | undefined;
   const settle = () => {
     if (!settled) counts.pending--;
     settled = true;
@@ -135,6 +139,9 @@ function connect(f: Follower): void {
     write: (bytes) => void socket.write(bytes),
     pinged: () => void counts.pings++,
     gap: (missed) => void (counts.missed += missed),
+    closed: (code) => {
+      closeCode = code;
+    },
   });
   socket.on("connect", () => socket.write(streamRequest(transport, f.lastId)));
   socket.on("data", (chunk: Uint8Array) => {
@@ -154,7 +161,10 @@ function connect(f: Follower): void {
   socket.on("error", () => void counts.errors++);
   socket.on("close", () => {
     settle();
-    if (f.open) counts.open--;
+    if (f.open) {
+      counts.open--;
+      countEnd(closeCode === undefined ? "no close frame" : String(closeCode));
+    }
     f.open = false;
     reconnectLater(f, retryAfter);
   });
@@ -174,6 +184,7 @@ async function openAll(): Promise<void> {
     ms: now() - started,
     ...counts,
     refused,
+    ended,
   }));
 }
 
@@ -183,7 +194,7 @@ function status(upTo: number) {
   for (const f of followers) {
     if (f.open && (upTo === 0 || (f.lastId ?? 0) >= upTo)) caughtUp++;
   }
-  return { caughtUp, ...counts, refused };
+  return { caughtUp, ...counts, refused, ended };
 }
 
 /** Delays from each send to each receipt; ids each follower lost or saw twice. */
@@ -207,7 +218,15 @@ function report(sent: Record<string, number>, ids: number[]) {
     lost += fLost;
     if (fLost > 0) followersWithLoss++;
   }
-  return { delays, lost, duplicated, followersWithLoss, ...counts, refused };
+  return {
+    delays,
+    lost,
+    duplicated,
+    followersWithLoss,
+    ...counts,
+    refused,
+    ended,
+  };
 }
 
 async function commands(): Promise<void> {

@@ -31,6 +31,8 @@ export interface StreamSink {
   pinged?(): void;
   /** The server said `missed` messages are gone (`event: gap`). */
   gap?(missed: number): void;
+  /** The server closed a WebSocket with `code` (1005: no code given). */
+  closed?(code: number): void;
 }
 
 /**
@@ -109,6 +111,9 @@ const parseFrames: Parse = (sink, bytes, at) => {
       sink.pinged?.();
       sink.write(clientFrame(PONG, payload));
     } else if (opcode === CLOSE) {
+      sink.closed?.(
+        payload.length >= 2 ? (payload[0]! << 8) | payload[1]! : 1005,
+      );
       sink.write(clientFrame(CLOSE, payload));
       return null;
     }
