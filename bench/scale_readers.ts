@@ -11,7 +11,9 @@
  * sub-millisecond) and keeps the ids it saw. A follower whose stream ends or
  * is refused reconnects after the refusal's `Retry-After` (plus up to a
  * second), else after a back-off (0.5 s doubling to 10 s, with jitter),
- * resuming with `?lastEventId=` after the last id it saw.
+ * resuming with `?lastEventId=` after the last id it saw; a handshake not
+ * answered within 30 s (a SYN dropped on a full listen queue, retried by the
+ * kernel ever more slowly) is given up and tried again the same way.
  *
  * Prints one JSON line once every follower is open (or after
  * `--connect-timeout-ms`), then answers JSON commands on stdin, one a line:
@@ -49,6 +51,8 @@ const transport: Transport = values.transport === "sse" ? "sse" : "websocket";
 const maxPending = Number(values["max-pending"]);
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long a connection may take to open its stream before it is tried again. */
+const HANDSHAKE_MS = 30_000;
 
 /** Follower `g` of the whole run connects from 127.(10 + g / 65536).x.y. */
 export function sourceOf(g: number): string {
@@ -81,6 +85,7 @@ const counts = {
   missed: 0,
   received: 0,
   refusedWithoutRetryAfter: 0,
+  handshakeTimeouts: 0,
 };
 const refused: Record<string, number> = {};
 /** How streams that were open ended: a WebSocket close code, or `no close frame`. */
@@ -90,9 +95,11 @@ let stopping = false;
 
 /** The refusal's status line counted; its `Retry-After` in seconds, if any. */
 function noteRefusal(head: string): number | undefined {
-  const status = head.slice(0, head.indexOf("\r\n")) || "no answer";
-  refused[status] = (refused[status] ?? 0) + 1;
   const retry = /\r\nretry-after: *(\d+)/i.exec(head)?.[1];
+  const status = `${head.slice(0, head.indexOf("\r\n")) || "no answer"}${
+    retry === undefined ? "" : `, Retry-After: ${retry}`
+  }`;
+  refused[status] = (refused[status] ?? 0) + 1;
   if (retry === undefined) counts.refusedWithoutRetryAfter++;
   return retry === undefined ? undefined : Number(retry);
 }
@@ -126,6 +133,7 @@ function connect(f: Follower): void {
   const settle = () => {
     if (!settled) counts.pending--;
     settled = true;
+    clearTimeout(handshake);
   };
   const socket = net.connect({
     host,
@@ -144,6 +152,14 @@ function connect(f: Follower): void {
     },
   });
   socket.on("connect", () => socket.write(streamRequest(transport, f.lastId)));
+  // A handshake that never completes (a listen queue lost with its process,
+  // an answer that never comes) is given up and tried again.
+  const handshake = setTimeout(() => {
+    if (!settled) {
+      counts.handshakeTimeouts++;
+      socket.destroy();
+    }
+  }, HANDSHAKE_MS);
   socket.on("data", (chunk: Uint8Array) => {
     const result = parse(chunk, now());
     if (result.state === "open" && result.opened) {

@@ -23,6 +23,10 @@ import {
   startOne,
 } from "./scale_parts.ts";
 import { freePort, type RunningServer } from "../tests/_support/program.ts";
+import { netstatCounter } from "./proc.ts";
+
+/** The kernel's count of connections dropped because a listen queue was full (the whole host). */
+const listenOverflows = () => netstatCounter("ListenOverflows");
 
 /**
  * --max-streams raised from the shipped 10,000 to what one process holds
@@ -42,6 +46,8 @@ interface Storm {
   refusedWithoutRetryAfter: number;
   /** How open streams ended (WebSocket close codes), counted since the start. */
   ended: Record<string, number>;
+  /** Connections the kernel dropped on a full listen queue during the storm (SYNs retried by the client's kernel: 1 s, 2 s, 4 s, ...). */
+  listenOverflows: number;
 }
 
 /**
@@ -79,17 +85,29 @@ async function statusOf(readers: Readers[], upTo: number) {
   );
 }
 
+/** What is counted just before a storm's signal. */
+interface Baseline {
+  at: number;
+  status: Awaited<ReturnType<typeof statusOf>>;
+  overflows: number;
+}
+
+async function baseline(readers: Readers[]): Promise<Baseline> {
+  const status = await statusOf(readers, 0);
+  return { at: now(), status, overflows: listenOverflows() };
+}
+
 /** Polls until all `n` are open and have id `upTo`, at most `ms`. */
 async function timeRecovery(
   name: string,
   readers: Readers[],
   n: number,
   upTo: number,
-  since: number,
+  before: Baseline,
   ms = 240_000,
 ): Promise<Storm> {
-  const before = await statusOf(readers, 0);
-  let status = before;
+  const since = before.at;
+  let status = before.status;
   for (let i = 0; now() - since < ms; i++) {
     status = await statusOf(readers, upTo);
     if (status.caughtUp >= n) break;
@@ -106,10 +124,11 @@ async function timeRecovery(
     name,
     recoveredMs: now() - since,
     recovered: status.caughtUp >= n,
-    reconnects: status.reconnects - before.reconnects,
+    reconnects: status.reconnects - before.status.reconnects,
     refused: status.refused,
     refusedWithoutRetryAfter: status.refusedWithoutRetryAfter,
     ended: status.ended,
+    listenOverflows: listenOverflows() - before.overflows,
   };
 }
 
@@ -144,17 +163,17 @@ export async function runStorms(n: number, perProcess: number) {
 
   // Storm 1: one process killed, restarted at once.
   const victim = servers.shift()!;
-  const killedAt = now();
+  const beforeKill1 = await baseline(readers);
   const beforeKill = posting.stored();
   await victim.stop("SIGKILL");
   servers.push(await start());
   storms.push(
-    await timeRecovery("kill -9 one of 3", readers, n, beforeKill, killedAt),
+    await timeRecovery("kill -9 one of 3", readers, n, beforeKill, beforeKill1),
   );
   await sleep(3000);
 
   // Storm 2: every process restarted at once.
-  const stoppedAt = now();
+  const beforeStop1 = await baseline(readers);
   const beforeStop = posting.stored();
   await Promise.all(servers.map((s) => s.stop("SIGTERM")));
   servers.splice(0);
@@ -165,7 +184,7 @@ export async function runStorms(n: number, perProcess: number) {
       readers,
       n,
       beforeStop,
-      stoppedAt,
+      beforeStop1,
     ),
   );
   await sleep(3000);
@@ -212,12 +231,12 @@ function write(result: {
       POST_EVERY_MS / 1000
     } s throughout: ${result.stored} stored; at the end, at every follower, ${result.lost} lost, ${result.duplicated} duplicated, ${result.missed} reported missed in a gap.`,
     "",
-    "| storm | every follower following again in | reconnects | refusals (status: count), since the start | refusals without Retry-After | how open streams ended, since the start |",
-    "|---|--:|--:|---|--:|---|",
+    "| storm | every follower following again in | listen queue overflows | reconnects | refusals (status: count), since the start | refusals without Retry-After | how open streams ended, since the start |",
+    "|---|--:|--:|--:|---|--:|---|",
     ...result.storms.map((s) =>
       `| ${s.name} | ${s.recovered ? "" : "not within "}${
         (s.recoveredMs / 1000).toFixed(1)
-      } s | ${s.reconnects} | ${
+      } s | ${s.listenOverflows} | ${s.reconnects} | ${
         Object.entries(s.refused).map(([k, v]) => `${k}: ${v}`).join("; ") ||
         "none"
       } | ${s.refusedWithoutRetryAfter} | ${
