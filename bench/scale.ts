@@ -381,7 +381,7 @@ function write(rows: Row[], header: string): void {
       return f
         ? [{
           scenario: `${p.transport} ${p.followers.toLocaleString("en")}`,
-          target: `${p.processes} processes`,
+          target: `${p.processes} process${p.processes === 1 ? "" : "es"}`,
           rpsRatio: p.rssPerFollowerKb / f.rssPerFollowerKb,
           cpuRatio: p.cpuUsPerEvent / f.cpuUsPerEvent,
         }]
