@@ -16,8 +16,29 @@ export interface ChartRow {
 const escape = (s: string) =>
   s.replace(/[<>&]/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Renders the rows as a self-contained SVG document. */
-export function renderChart(rows: ChartRow[]): string {
+/** The chart's title, its two bars' legends and the label of its 1.0 line. */
+export interface ChartLabels {
+  title: string;
+  first: string;
+  second: string;
+  line: string;
+}
+
+const CEILING_LABELS: ChartLabels = {
+  title: "Ratio to the ceiling server (same run)",
+  first: "requests/s ÷ ceiling (higher is better)",
+  second: "CPU/request ÷ ceiling (lower is better)",
+  line: "1.0 = ceiling",
+};
+
+/**
+ * Renders the rows as a self-contained SVG document: by default ratios to
+ * the ceiling, the bars named by `labels` otherwise (`rpsRatio` the first).
+ */
+export function renderChart(
+  rows: ChartRow[],
+  labels: ChartLabels = CEILING_LABELS,
+): string {
   const barH = 14;
   const groupH = barH * 2 + 14;
   const left = 230;
@@ -28,15 +49,17 @@ export function renderChart(rows: ChartRow[]): string {
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="10" y="20" font-size="14" font-weight="bold">Ratio to the ceiling server (same run)</text>`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">${
+      escape(labels.title)
+    }</text>`,
     `<rect x="${left}" y="8" width="12" height="12" fill="#2b7bb9"/><text x="${
       left + 16
-    }" y="18">requests/s ÷ ceiling (higher is better)</text>`,
+    }" y="18">${escape(labels.first)}</text>`,
     `<rect x="${
       left + 250
     }" y="8" width="12" height="12" fill="#e08a1e"/><text x="${
       left + 266
-    }" y="18">CPU/request ÷ ceiling (lower is better)</text>`,
+    }" y="18">${escape(labels.second)}</text>`,
   ];
   rows.forEach((row, i) => {
     const y = top + i * groupH;
@@ -73,9 +96,9 @@ export function renderChart(rows: ChartRow[]): string {
     }" stroke="black" stroke-dasharray="4 3"/>`,
   );
   parts.push(
-    `<text x="${x1}" y="${
-      height - 10
-    }" text-anchor="middle">1.0 = ceiling</text>`,
+    `<text x="${x1}" y="${height - 10}" text-anchor="middle">${
+      escape(labels.line)
+    }</text>`,
   );
   parts.push("</svg>");
   return parts.join("\n") + "\n";

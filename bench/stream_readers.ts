@@ -7,29 +7,32 @@
  * open, then for each message id notes when the last of the N streams
  * received it, and prints those times (ms since the epoch, sub-millisecond)
  * with the count of pings answered as JSON when told to stop on stdin.
+ *
+ * Imported, it is the parser both transports share: {@linkcode streamParser}
+ * reads an answer's head and then the events or frames of one stream, from
+ * whatever socket the caller holds (`bench/scale_readers.ts` holds them with
+ * `node:net`, to choose each socket's source address).
  * @module
  */
 
-const [addresses = "", countText, transport = "sse"] = Deno.args;
-const targets = addresses.split(",");
-const count = Number(countText);
-const now = () => performance.timeOrigin + performance.now();
-
-const seen = new Map<number, number>();
-const lastSeen = new Map<number, number>();
-let opened = 0;
-let pings = 0;
-/** The status line of the first stream refused, if any was. */
-let refused: string | undefined;
-const conns: Deno.TcpConn[] = [];
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
-/** Counts one reader's sight of message `id` at `at`. */
-function saw(id: number, at: number): void {
-  const total = (seen.get(id) ?? 0) + 1;
-  seen.set(id, total);
-  if (total === count) lastSeen.set(id, at);
+/** The two ways to follow `/events`. */
+export type Transport = "sse" | "websocket";
+
+/** What a stream's parser tells its holder. */
+export interface StreamSink {
+  /** Message `id` arrived at `at` (ms since the epoch). */
+  saw(id: number, at: number): void;
+  /** Sends bytes back (a WebSocket's pong or close). */
+  write(bytes: Uint8Array): void;
+  /** The server sent a WebSocket ping (answered already). */
+  pinged?(): void;
+  /** The server said `missed` messages are gone (`event: gap`). */
+  gap?(missed: number): void;
+  /** The server closed a WebSocket with `code` (1005: no code given). */
+  closed?(code: number): void;
 }
 
 /**
@@ -39,25 +42,28 @@ function saw(id: number, at: number): void {
  * `null` when the server ended the stream.
  */
 type Parse = (
-  conn: Deno.TcpConn,
+  sink: StreamSink,
   bytes: Uint8Array,
   at: number,
-) => Promise<Uint8Array | null>;
+) => Uint8Array | null;
 
 /**
  * Server-sent events: an id line split between two reads is found by
  * keeping what follows the last line break (the break included), which no
  * id already counted ends after.
  */
-const parseEvents: Parse = (_conn, bytes, at) => {
+const parseEvents: Parse = (sink, bytes, at) => {
   const text = decoder.decode(bytes);
   for (const match of text.matchAll(/\nid: (\d+)\n/g)) {
-    saw(Number(match[1]), at);
+    sink.saw(Number(match[1]), at);
+  }
+  if (sink.gap) {
+    for (const match of text.matchAll(/\ndata: \{"missed":(\d+)\}\n/g)) {
+      sink.gap(Number(match[1]));
+    }
   }
   const lastBreak = bytes.lastIndexOf(10);
-  return Promise.resolve(
-    lastBreak === -1 ? new Uint8Array(0) : bytes.slice(lastBreak),
-  );
+  return lastBreak === -1 ? new Uint8Array(0) : bytes.slice(lastBreak);
 };
 
 const CONTINUATION = 0x0, TEXT = 0x1, CLOSE = 0x8, PING = 0x9, PONG = 0xa;
@@ -65,12 +71,21 @@ const CONTINUATION = 0x0, TEXT = 0x1, CLOSE = 0x8, PING = 0x9, PONG = 0xa;
 const clientFrame = (opcode: number, payload: Uint8Array) =>
   Uint8Array.of(0x80 | opcode, 0x80 | payload.length, 0, 0, 0, 0, ...payload);
 
+/** Counts the id (or the gap) of one text frame. */
+function sawFrame(sink: StreamSink, payload: Uint8Array, at: number): void {
+  const text = decoder.decode(payload);
+  const id = /"id":(\d+)/.exec(text)?.[1];
+  if (id !== undefined) sink.saw(Number(id), at);
+  const missed = /^\{"event":"gap","data":\{"missed":(\d+)/.exec(text)?.[1];
+  if (missed !== undefined) sink.gap?.(Number(missed));
+}
+
 /**
  * WebSocket frames from the server: unmasked, each event one text frame
  * (`{"event":…,"id":N,…}`); pings are answered with a pong, as a browser
  * would, and a close frame is answered and ends the reader.
  */
-const parseFrames: Parse = async (conn, bytes, at) => {
+const parseFrames: Parse = (sink, bytes, at) => {
   let offset = 0;
   // Each frame takes at least its two-byte head.
   while (offset + 2 <= bytes.length) {
@@ -91,38 +106,45 @@ const parseFrames: Parse = async (conn, bytes, at) => {
     const payload = bytes.subarray(offset + head, offset + head + length);
     offset += head + length;
     if (opcode === TEXT || opcode === CONTINUATION) {
-      const id = /"id":(\d+)/.exec(decoder.decode(payload))?.[1];
-      if (id !== undefined) saw(Number(id), at);
+      sawFrame(sink, payload, at);
     } else if (opcode === PING) {
-      pings++;
-      await conn.write(clientFrame(PONG, payload));
+      sink.pinged?.();
+      sink.write(clientFrame(PONG, payload));
     } else if (opcode === CLOSE) {
-      await conn.write(clientFrame(CLOSE, payload)).catch(() => {});
+      sink.closed?.(
+        payload.length >= 2 ? (payload[0]! << 8) | payload[1]! : 1005,
+      );
+      sink.write(clientFrame(CLOSE, payload));
       return null;
     }
   }
   return bytes.slice(offset);
 };
 
+/** The request that opens a stream, resuming after `lastEventId` if given. */
+export function streamRequest(
+  transport: Transport,
+  lastEventId?: number,
+): Uint8Array {
+  const path = lastEventId === undefined
+    ? "/events"
+    : `/events?lastEventId=${lastEventId}`;
+  // The key is not checked here: the answer's status says the upgrade
+  // was taken, and a fixed key costs nothing per socket.
+  const upgrade = transport === "websocket"
+    ? "Upgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Version: 13\r\n" +
+      "Sec-WebSocket-Key: YmVuY2ggc3RyZWFtcyBrZXk=\r\n"
+    : "";
+  return encoder.encode(
+    `GET ${path} HTTP/1.1\r\nHost: bench\r\n${upgrade}\r\n`,
+  );
+}
+
 const READERS = {
-  sse: {
-    request: encoder.encode("GET /events HTTP/1.1\r\nHost: bench\r\n\r\n"),
-    status: "HTTP/1.1 200 ",
-    parse: parseEvents,
-  },
-  websocket: {
-    // The key is not checked here: the answer's status says the upgrade
-    // was taken, and a fixed key costs nothing per socket.
-    request: encoder.encode(
-      "GET /events HTTP/1.1\r\nHost: bench\r\nUpgrade: websocket\r\n" +
-        "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n" +
-        "Sec-WebSocket-Key: YmVuY2ggc3RyZWFtcyBrZXk=\r\n\r\n",
-    ),
-    status: "HTTP/1.1 101 ",
-    parse: parseFrames,
-  },
+  sse: { status: "HTTP/1.1 200 ", parse: parseEvents },
+  websocket: { status: "HTTP/1.1 101 ", parse: parseFrames },
 };
-const reader = transport === "websocket" ? READERS.websocket : READERS.sse;
 /** An answer's head longer than this is not one the servers send. */
 const MAX_HEAD = 8192;
 
@@ -145,74 +167,137 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return both;
 }
 
-async function hold(address: string): Promise<void> {
-  const [hostname, port] = address.split(":");
-  const conn = await Deno.connect({ hostname, port: Number(port) });
-  conns.push(conn);
-  await conn.write(reader.request);
-  const buffer = new Uint8Array(4096);
+/**
+ * Where a stream stands after a read: its head is still coming, it is
+ * open, it was refused (`head` holds the answer's head: its status line,
+ * `Retry-After`), or the server ended it.
+ */
+export type StreamState =
+  | { state: "head" }
+  | { state: "open"; opened: boolean }
+  | { state: "refused"; head: string }
+  | { state: "ended" };
+
+/**
+ * The parser of one stream: fed each read (a copy is not needed: what is
+ * kept is copied), it says where the stream stands; `opened` is true on the
+ * read that took the stream's head.
+ */
+export function streamParser(
+  transport: Transport,
+  sink: StreamSink,
+): (chunk: Uint8Array, at: number) => StreamState {
+  const reader = READERS[transport];
   let kept: Uint8Array = new Uint8Array(0);
   let inHead = true;
-  // Ends with the connection: every read either gets bytes or ends it.
-  for (
-    let n = await conn.read(buffer);
-    n !== null;
-    n = await conn.read(buffer)
-  ) {
-    const at = now();
-    let bytes = concat(kept, buffer.slice(0, n));
+  return (chunk, at) => {
+    let bytes = concat(kept, chunk);
+    let opened = false;
     if (inHead) {
       const end = endOfHead(bytes);
       if (end === -1 && bytes.length < MAX_HEAD) {
-        kept = bytes;
-        continue;
+        kept = bytes.slice();
+        return { state: "head" };
       }
       const head = decoder.decode(bytes.subarray(0, Math.max(end, 0)));
       // A refusal (503 past --max-streams, 429 past the per-client cap) is
       // an answer too, but no stream.
-      if (!head.startsWith(reader.status)) {
-        refused ??= head.slice(0, head.indexOf("\r\n")) || "no answer";
-        return;
-      }
+      if (!head.startsWith(reader.status)) return { state: "refused", head };
       inHead = false;
-      opened++;
+      opened = true;
       bytes = bytes.subarray(end);
     }
-    const rest = await reader.parse(conn, bytes, at);
-    if (rest === null) return;
+    const rest = reader.parse(sink, bytes, at);
+    if (rest === null) return { state: "ended" };
     kept = rest;
-  }
+    return { state: "open", opened };
+  };
 }
 
-/** Holds a reader until its connection ends or fails (a closed socket is a reader gone, counted by who waits for it). */
-const holdQuietly = (address: string) => hold(address).catch(() => {});
+const now = () => performance.timeOrigin + performance.now();
 
-// Open in batches so the listen queue is never overrun.
-for (let i = 0; i < count; i += 200) {
-  for (let j = 0; j < Math.min(200, count - i); j++) {
-    const target = targets[(i + j) % targets.length];
-    if (target !== undefined) holdQuietly(target);
+/** The bench:streams script: N streams over `Deno.connect`. */
+async function main(): Promise<void> {
+  const [addresses = "", countText, transportText = "sse"] = Deno.args;
+  const targets = addresses.split(",");
+  const count = Number(countText);
+  const transport: Transport = transportText === "websocket"
+    ? "websocket"
+    : "sse";
+  const seen = new Map<number, number>();
+  const lastSeen = new Map<number, number>();
+  let opened = 0;
+  let pings = 0;
+  /** The status line of the first stream refused, if any was. */
+  let refused: string | undefined;
+  const conns: Deno.TcpConn[] = [];
+
+  async function hold(address: string): Promise<void> {
+    const [hostname, port] = address.split(":");
+    const conn = await Deno.connect({ hostname, port: Number(port) });
+    conns.push(conn);
+    await conn.write(streamRequest(transport));
+    const parse = streamParser(transport, {
+      saw(id, at) {
+        const total = (seen.get(id) ?? 0) + 1;
+        seen.set(id, total);
+        if (total === count) lastSeen.set(id, at);
+      },
+      write: (bytes) => void conn.write(bytes).catch(() => {}),
+      pinged: () => void pings++,
+    });
+    const buffer = new Uint8Array(4096);
+    // Ends with the connection: every read either gets bytes or ends it.
+    for (
+      let n = await conn.read(buffer);
+      n !== null;
+      n = await conn.read(buffer)
+    ) {
+      const result = parse(buffer.subarray(0, n), now());
+      if (result.state === "refused") {
+        refused ??= result.head.slice(0, result.head.indexOf("\r\n")) ||
+          "no answer";
+        return;
+      }
+      if (result.state === "ended") return;
+      if (result.state === "open" && result.opened) opened++;
+    }
   }
-  await new Promise((resolve) => setTimeout(resolve, 20));
-}
-for (let tries = 0; opened < count && !refused && tries < 600; tries++) {
-  await new Promise((resolve) => setTimeout(resolve, 50));
-}
-console.log(
-  opened === count
-    ? "ready"
-    : `only ${opened} of ${count} opened${
-      refused ? `; refused: ${refused}` : ""
-    }`,
-);
-// Wait for the bench to say it is done.
-for await (const _ of Deno.stdin.readable) break;
-console.log(JSON.stringify({ lastSeen: Object.fromEntries(lastSeen), pings }));
-for (const conn of conns) {
-  try {
-    conn.close();
-  } catch {
-    // Already closed.
+
+  /** Holds a reader until its connection ends or fails (a closed socket is a reader gone, counted by who waits for it). */
+  const holdQuietly = (address: string) => hold(address).catch(() => {});
+
+  // Open in batches so the listen queue is never overrun.
+  for (let i = 0; i < count; i += 200) {
+    for (let j = 0; j < Math.min(200, count - i); j++) {
+      const target = targets[(i + j) % targets.length];
+      if (target !== undefined) holdQuietly(target);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  for (let tries = 0; opened < count && !refused && tries < 600; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  console.log(
+    opened === count
+      ? "ready"
+      : `only ${opened} of ${count} opened${
+        refused ? `; refused: ${refused}` : ""
+      }`,
+  );
+  // Wait for the bench to say it is done.
+  for await (const _ of Deno.stdin.readable) break;
+  console.log(
+    JSON.stringify({ lastSeen: Object.fromEntries(lastSeen), pings }),
+  );
+  for (const conn of conns) {
+    try {
+      conn.close();
+    } catch {
+      // Already closed.
+    }
+  }
+  Deno.exit(0);
 }
-Deno.exit(0);
+
+if (import.meta.main) await main();

@@ -24,6 +24,7 @@ for (
     "soak.ts",
     "cold_start.ts",
     "write_scale.ts",
+    "scale.ts",
   ]
 ) {
   Deno.test(`bench/${script}: --bogus is one line and exit 2; --help is the usage and exit 0`, async () => {
