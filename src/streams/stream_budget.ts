@@ -11,6 +11,8 @@ export interface BudgetShare {
   drop(chunk: object | string): void;
   /** What its held chunks do not account for counts as its own. */
   measure(): void;
+  /** Whether anything waited when last counted: if not, nothing can have drained since. */
+  readonly waiting: boolean;
   close(): void;
 }
 
@@ -101,6 +103,9 @@ export class StreamBudget {
       measure: () => {
         if (!this.#readers.has(reader)) return;
         if (this.#measure(reader)) this.#cutWhileOver();
+      },
+      get waiting() {
+        return reader.ownBytes + reader.heldBytes > 0;
       },
       close: () => this.#close(reader),
     };

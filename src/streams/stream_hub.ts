@@ -125,9 +125,13 @@ export class EventStream<T extends Transport = Transport> {
     for (const event of held) this.deliver(event);
   }
 
-  /** Either way re-measures what waits, which a WebSocket drains unseen. */
+  /**
+   * Either way re-measures what waits, which a WebSocket drains unseen;
+   * a stream that had nothing waiting is not asked (a call into Deno per
+   * stream each second cost 1.4 µs a follower: bench/results/profiles/scale.md).
+   */
   heartbeat(now: number, quietMs: number): void {
-    this.#share.measure();
+    if (this.#share.waiting) this.#share.measure();
     if (!this.#open || now - this.#lastWrite < quietMs) return;
     this.transport.heartbeat();
     this.#wrote();
@@ -315,7 +319,8 @@ export class StreamHub {
 
   #beat(): void {
     const now = performance.now();
-    for (const stream of [...this.#topicOf.keys()]) {
+    // Not copied: a stream a heartbeat ends leaves the map, which iteration allows.
+    for (const stream of this.#topicOf.keys()) {
       stream.heartbeat(now, this.heartbeatMs);
     }
   }

@@ -120,3 +120,21 @@ Deno.test("property: the total is each held chunk once plus every reader's own b
     ),
   );
 });
+
+Deno.test("a share says it is waiting while it holds chunks or last had bytes of its own, and not once both are gone", () => {
+  const budget = new StreamBudget(1000);
+  const reader = new Reader(budget);
+  assert.equal(reader.share.waiting, false);
+  const chunk = new Uint8Array(10);
+  reader.hold(chunk);
+  assert.equal(reader.share.waiting, true);
+  reader.take();
+  assert.equal(reader.share.waiting, false);
+  reader.setOwn(5);
+  assert.equal(reader.share.waiting, true);
+  // Drained unseen: still waiting until measured again.
+  reader.own = 0;
+  assert.equal(reader.share.waiting, true);
+  reader.share.measure();
+  assert.equal(reader.share.waiting, false);
+});
