@@ -105,7 +105,8 @@ type PageEvent =
   | { kind: "gap"; missed: number }
   | { kind: "presence"; change: PresenceChange }
   | { kind: "quote"; quote: string }
-  | { kind: "live"; path: string; live: boolean };
+  | { kind: "live"; path: string; live: boolean }
+  | { kind: "over"; name: string };
 
 /** Whether this tab follows the streams itself. */
 let leading = false;
@@ -205,30 +206,42 @@ let rejoining: Promise<boolean> | undefined;
 function rejoin(refused: string | undefined): Promise<boolean> {
   // A refusal of a token the page no longer holds is old news: it has
   // joined again since (a second join would find its own name taken).
-  if (refused !== chat.token) return Promise.resolve(chat.token !== undefined);
-  return rejoining ??= joinAgain().finally(() => rejoining = undefined);
+  if (refused === undefined || refused !== chat.token) {
+    return Promise.resolve(chat.token !== undefined);
+  }
+  return rejoining ??= joinAgain(refused).finally(() => rejoining = undefined);
 }
 
-async function joinAgain(): Promise<boolean> {
+/**
+ * One tab at a time, so tabs that found out together do not each take the
+ * name: the second would be refused it and sign every tab out.
+ */
+function joinAgain(refused: string): Promise<boolean> {
+  const locks = (navigator as { locks?: LockManager }).locks;
+  return locks === undefined
+    ? joinAgainNow(refused)
+    : locks.request("lms-chat-rejoin", () => joinAgainNow(refused));
+}
+
+async function joinAgainNow(refused: string): Promise<boolean> {
   const name = chat.name;
   // Signed out meanwhile (the user was unregistered): nothing to rejoin.
   if (name === undefined) return false;
   const held = localStorage.getItem(TOKEN_KEY);
   // Another tab left (nothing stored) or joined again first (another token).
   if (held === null) return signOut(SIGNED_OUT), false;
-  if (held !== chat.token) return chat.token = held, true;
+  if (held !== refused) return adopt(held), true;
   const joined = await call(() => chat.register(name));
   if (!(joined instanceof Failure)) {
     localStorage.setItem(TOKEN_KEY, joined);
-    notice(
-      `The service had forgotten you (restarted?): joined again as ${name}.`,
-    );
+    // Otherwise the leading tab hears of the new token and does it.
+    if (leading) leadStartingOver(name);
     return true;
   }
   // Not answered: the token is kept and tried again later.
   if (joined.status === undefined) return true;
   const now = localStorage.getItem(TOKEN_KEY);
-  if (now !== null && now !== held) return chat.token = now, true;
+  if (now !== null && now !== held) return adopt(now), true;
   signOut([SIGNED_OUT, ...joined.lines].join(" "));
   return false;
 }
@@ -370,16 +383,51 @@ document.addEventListener("visibilitychange", () => {
   document.title = TITLE;
 });
 
-// Another tab of the page joined or left: this one does the same.
+// Another tab of the page joined, joined again or left: this one follows.
 addEventListener("storage", (event) => {
   if (event.key !== TOKEN_KEY || event.newValue === (chat.token ?? null)) {
     return;
   }
   if (event.newValue === null || !isToken(event.newValue)) return signOut("");
-  chat.token = event.newValue;
-  showJoined(true);
-  followMessages();
+  adopt(event.newValue);
 });
+
+/**
+ * Takes the token another tab stored (whichever this tab hears of first:
+ * the storage event, or the stored token when it goes to join again).
+ */
+function adopt(token: string) {
+  if (token === chat.token) return;
+  const [before, held] = [chat.name, chat.token];
+  chat.token = token;
+  showJoined(true);
+  // The same name with a new token: the service had forgotten it.
+  if (leading && held !== undefined && chat.name === before) {
+    leadStartingOver(before!);
+  } else followMessages();
+}
+
+/**
+ * The service forgot the user and the page joined again: most likely it
+ * restarted, and a memory store numbers messages from 1 again, so the
+ * conversation starts over (older messages are a scroll away) rather than
+ * mixing the ids of two lives.
+ */
+function startOver(name: string) {
+  ui.messages.replaceChildren();
+  lastMessageId = firstMessageId = undefined;
+  older.restart();
+  notice(
+    `The service had forgotten you (restarted?): joined again as ${name}.`,
+  );
+}
+
+/** Starts over here and in every tab, then follows anew. */
+function leadStartingOver(name: string) {
+  startOver(name);
+  tell({ kind: "over", name });
+  followMessages();
+}
 
 /**
  * Follows the stream at `path` with `read` until `signal` aborts. The
@@ -520,7 +568,7 @@ ui.leave.addEventListener("click", async () => {
 
 ui.refreshUsers.addEventListener("click", () => refreshOnline());
 
-loadOlderOnScroll({
+const older = loadOlderOnScroll({
   list: ui.messages,
   page: (before) => chat.olderMessages({ before }),
   oldestShown: () => firstMessageId,
@@ -578,11 +626,21 @@ async function followTheLeader() {
 
 /** An event the leading tab told of, shown as if this tab's stream had brought it. */
 function hear(event: PageEvent) {
-  if (event.kind === "message") showMessage(event.id, event.message);
-  else if (event.kind === "gap") showGap(event.missed);
-  else if (event.kind === "presence") onPresence(event.change);
-  else if (event.kind === "quote") showQuote(event.quote);
-  else {
+  // Any script of the origin may post to the channel: only well-formed news.
+  if (typeof event !== "object" || event === null) return;
+  if (event.kind === "message") {
+    const { id, message } = event;
+    const words = message as Partial<Message> | null;
+    if (!Number.isSafeInteger(id) || typeof words?.text !== "string") return;
+    if (typeof words.user !== "string") return;
+    showMessage(id, message);
+  } else if (event.kind === "gap") showGap(event.missed);
+  else if (event.kind === "presence") {
+    const { change } = event;
+    if (typeof change === "object" && change !== null) onPresence(change);
+  } else if (event.kind === "quote") showQuote(event.quote);
+  else if (event.kind === "over") startOver(event.name);
+  else if (event.kind === "live") {
     setLive(event.path, event.live);
     if (event.path === "/events" && event.live) refreshOnline();
   }

@@ -55,6 +55,8 @@ export interface OlderLoader {
   loadMore(): Promise<void>;
   /** Whether older messages may still come: `false` once the history holds nothing older. */
   readonly more: boolean;
+  /** Forgets where paging was: the next page goes below the oldest shown by then. */
+  restart(): void;
 }
 
 /**
@@ -141,6 +143,9 @@ export function loadOlderOnScroll<Item, Entry>(
     loadMore,
     get more() {
       return before !== null;
+    },
+    restart() {
+      before = undefined;
     },
   };
 }

@@ -97,10 +97,12 @@ export function shareAmongTabs<Event>(
     return tabs;
   }
   channel.onmessage = ({ data }) => {
+    // Any script of the origin can post here: what is no news is dropped.
+    if (typeof data !== "object" || data === null) return;
     const news = data as TabNews<Event>;
     if (news.kind === "hello") {
       if (tabs.leading) options.greet();
-    } else if (!tabs.leading) options.hear(news.event);
+    } else if (news.kind === "event" && !tabs.leading) options.hear(news.event);
   };
   // Held until the tab closes (or `close`): the promise never settles before.
   const hold = () =>

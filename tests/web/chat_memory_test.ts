@@ -143,3 +143,63 @@ browserTest(
     }
   },
 );
+
+browserTest(
+  "after a restart, five tabs of one browser that all send at once join again once, as the same name, each saying so, and show each message once",
+  async () => {
+    const args = ["--quiet", `--port=${freePort()}`];
+    let server = await startServer(args);
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext();
+      const tabs: Page[] = [];
+      for (let i = 0; i < 5; i++) {
+        const page = await context.newPage();
+        page.setDefaultTimeout(10_000);
+        await page.goto(`${server.url}chat`);
+        tabs.push(page);
+      }
+      // Joined in a tab that does not hold the streams.
+      await join(tabs[2]!, "Nia");
+      await say(tabs[2]!, "Before the restart.");
+      for (const tab of tabs) await tab.getByText("Signed in as Nia").waitFor();
+      assert.equal(await server.stop(), 0);
+      await tabs[0]!.getByText("Reconnecting…").waitFor();
+      server = await startServer(args);
+      // Every tab finds out at once: each sends its draft.
+      await Promise.all(tabs.map(async (tab, i) => {
+        const box = tab.getByRole("textbox", { name: "Message" });
+        await box.fill(`draft ${i}`);
+        await box.press("Enter");
+      }));
+      for (const tab of tabs) {
+        for (let i = 0; i < 5; i++) {
+          await tab.getByRole("log").getByText(`draft ${i}`, { exact: true })
+            .waitFor();
+        }
+        await tab.getByText("joined again as Nia").waitFor();
+        assert.equal(await tab.locator("#me").textContent(), "Nia");
+      }
+      // Shown once each, and the old life's message is gone with it.
+      for (const tab of tabs) {
+        const texts = await tab.locator("#messages .message .text")
+          .allTextContents();
+        assert.deepEqual(
+          texts.toSorted(),
+          ["draft 0", "draft 1", "draft 2", "draft 3", "draft 4"],
+        );
+      }
+      const res = await fetch(`${server.url}users/online`, {
+        headers: {
+          "x-messaging-token": await tabs[4]!.evaluate(() =>
+            localStorage.getItem("lms-token")!
+          ),
+        },
+      });
+      assert.deepEqual((await res.json()).online, ["Nia"]);
+    } finally {
+      await browser.close();
+      await server.stop();
+    }
+  },
+);
