@@ -15,6 +15,7 @@
 
 import { parseArgs } from "node:util";
 import { createClient } from "redis";
+import { fanOut } from "./peers/fan_out.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -25,9 +26,7 @@ const { values } = parseArgs({
   },
 });
 const CHANNEL = "floor:messages";
-const encoder = new TextEncoder();
-const sseFollowers = new Set<ReadableStreamDefaultController<Uint8Array>>();
-const sockets = new Set<WebSocket>();
+const followers = fanOut();
 
 const publisher = createClient({ url: values.store });
 const subscriber = publisher.duplicate();
@@ -36,38 +35,8 @@ await Promise.all([publisher.connect(), subscriber.connect()]);
 await subscriber.subscribe(CHANNEL, (message: string) => {
   const space = message.indexOf(" ");
   const id = message.slice(0, space);
-  const data = message.slice(space + 1);
-  const sse = encoder.encode(`id: ${id}\nevent: message\ndata: ${data}\n\n`);
-  for (const follower of sseFollowers) follower.enqueue(sse);
-  const frame = `{"event":"message","id":${id},"data":${data}}`;
-  for (const socket of sockets) socket.send(frame);
+  followers.announce(id, message.slice(space + 1));
 });
-
-function follow(req: Request): Response {
-  if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
-    const { socket, response } = Deno.upgradeWebSocket(req);
-    socket.onopen = () => sockets.add(socket);
-    socket.onclose = () => sockets.delete(socket);
-    return response;
-  }
-  let follower: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      follower = controller;
-      sseFollowers.add(controller);
-      controller.enqueue(encoder.encode("retry: 1000\n\n"));
-    },
-    cancel() {
-      sseFollowers.delete(follower);
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-    },
-  });
-}
 
 async function post(req: Request): Promise<Response> {
   const data = JSON.stringify(await req.json());
@@ -84,7 +53,9 @@ Deno.serve({
     console.log(`Listening on http://${hostname}:${port}/ (fan-out floor)`),
 }, (req) => {
   const { pathname } = new URL(req.url);
-  if (req.method === "GET" && pathname === "/events") return follow(req);
+  if (req.method === "GET" && pathname === "/events") {
+    return followers.follow(req);
+  }
   if (req.method === "POST" && pathname === "/") return post(req);
   if (req.method === "POST" && pathname === "/users") {
     return Response.json({ token: "floor-0" });

@@ -1,17 +1,12 @@
 /**
  * Peer: the API on plain `Deno.serve`, routed by a `switch` on the path, as
  * one would write it without a framework. Run by `deno task bench`. Its
- * `GET /events` is the floor of `deno task bench:streams`: each message
- * posted, encoded once per format, goes to every open event stream and
- * WebSocket the simplest way (a loop over a `Set`), with no catch-up,
- * heartbeat or bound on what waits for a slow reader. Its sockets keep
- * Deno's default `idleTimeout` (30 s): Deno pings each 15 s after its
- * client's last frame, as it does the program's at the default
- * `--heartbeat-ms`.
+ * `GET /events` is the floor of `deno task bench:streams` (`fan_out.ts`).
  * @module
  */
 
 import * as api from "./peer_api.ts";
+import { fanOut } from "./fan_out.ts";
 
 const reply = ({ status, body }: api.Answer, headers: HeadersInit = {}) =>
   new Response(JSON.stringify(body), {
@@ -27,46 +22,8 @@ async function read(req: Request): Promise<Uint8Array | null> {
 const user = (req: Request) =>
   api.authenticate(req.headers.get("x-messaging-token"));
 
-const sseReaders = new Set<ReadableStreamDefaultController<Uint8Array>>();
-const sockets = new Set<WebSocket>();
+const followers = fanOut();
 let lastId = 0;
-const encoder = new TextEncoder();
-
-function events(req: Request): Response {
-  if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
-    const { socket, response } = Deno.upgradeWebSocket(req);
-    socket.onopen = () => sockets.add(socket);
-    socket.onclose = () => sockets.delete(socket);
-    return response;
-  }
-  let reader: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      reader = controller;
-      sseReaders.add(controller);
-      // As the program opens its streams: the status goes out at once.
-      controller.enqueue(encoder.encode("retry: 1000\n\n"));
-    },
-    cancel() {
-      sseReaders.delete(reader);
-    },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream",
-      "cache-control": "no-store",
-    },
-  });
-}
-
-function announce(message: unknown): void {
-  const id = ++lastId;
-  const data = JSON.stringify(message);
-  const sse = encoder.encode(`id: ${id}\nevent: message\ndata: ${data}\n\n`);
-  for (const reader of sseReaders) reader.enqueue(sse);
-  const frame = `{"event":"message","id":${id},"data":${data}}`;
-  for (const socket of sockets) socket.send(frame);
-}
 
 async function handle(req: Request): Promise<Response> {
   const path = new URL(req.url).pathname;
@@ -79,7 +36,9 @@ async function handle(req: Request): Promise<Response> {
       if (who === null) return reply(api.UNAUTHORIZED);
       const body = await read(req);
       const answer = body ? api.postMessage(who, body) : api.TOO_LARGE;
-      if (answer.status === 200) announce(api.newestMessage());
+      if (answer.status === 200) {
+        followers.announce(++lastId, JSON.stringify(api.newestMessage()));
+      }
       return reply(answer);
     }
     case "POST /users": {
@@ -87,7 +46,7 @@ async function handle(req: Request): Promise<Response> {
       return reply(body ? api.register(body) : api.TOO_LARGE);
     }
     case "GET /events":
-      return events(req);
+      return followers.follow(req);
     case "GET /users":
       return reply(api.listUsers(user(req)));
     case "DELETE /users":
