@@ -415,6 +415,7 @@ function adopt(token: string) {
  */
 function startOver(name: string) {
   ui.messages.replaceChildren();
+  shownUpTo = undefined;
   lastMessageId = firstMessageId = undefined;
   older.restart();
   notice(
@@ -616,11 +617,8 @@ async function followTheLeader() {
   }
   if (typeof quote === "string") ui.quote.textContent = quote;
   hearing = hear;
-  const loaded = lastMessageId ?? 0;
-  for (const event of told) {
-    // Told while the newest were loading: shown already if loaded.
-    if (event.kind !== "message" || event.id > loaded) hear(event);
-  }
+  shownUpTo = lastMessageId;
+  for (const event of told) hear(event);
   refreshOnline();
 }
 
@@ -633,6 +631,9 @@ function hear(event: PageEvent) {
     const words = message as Partial<Message> | null;
     if (!Number.isSafeInteger(id) || typeof words?.text !== "string") return;
     if (typeof words.user !== "string") return;
+    // The leader's catch-up may repeat what this tab loaded itself.
+    if (shownUpTo !== undefined && id <= shownUpTo) return;
+    shownUpTo = undefined;
     showMessage(id, message);
   } else if (event.kind === "gap") showGap(event.missed);
   else if (event.kind === "presence") {
@@ -646,6 +647,11 @@ function hear(event: PageEvent) {
   }
 }
 let hearing = hear;
+/**
+ * The newest id this tab loaded itself, until the leader tells of a newer
+ * one: told messages up to it are shown already.
+ */
+let shownUpTo: number | undefined;
 
 // A reload rejoins as the same user while the token still authenticates.
 if (chat.token !== undefined) showJoined(true);

@@ -577,6 +577,21 @@ chatTest(
       }
       assert.equal(sum(), count);
     };
+    // In the history before any tab opens: the first tab's catch-up, which
+    // the others load for themselves too.
+    const early = await fetch(`${server.url}users`, {
+      method: "POST",
+      body: "Early",
+    });
+    const earlyToken = (await early.json()).token;
+    for (let i = 1; i <= 5; i++) {
+      const res = await fetch(server.url, {
+        method: "POST",
+        headers: { "x-messaging-token": earlyToken },
+        body: JSON.stringify({ text: `before the tabs ${i}` }),
+      });
+      await res.body?.cancel();
+    }
     for (let i = 0; i < 10; i++) {
       const page = await context.newPage();
       page.setDefaultTimeout(5000);
@@ -598,6 +613,15 @@ chatTest(
     await socketsAre(2);
     assert.deepEqual([...opened], [0]);
 
+    for (const tab of tabs) {
+      const texts = await tab.page.locator("#messages .message .text")
+        .allTextContents();
+      assert.deepEqual(
+        texts,
+        [1, 2, 3, 4, 5].map((i) => `before the tabs ${i}`),
+        "each message of the catch-up once",
+      );
+    }
     await send(tabs[9]!, "from the tenth tab");
     for (const tab of tabs) {
       await messageIn(tab, "from the tenth tab").waitFor();
