@@ -72,6 +72,22 @@ const messageIn = (tab: Tab, text: string) =>
     has: tab.page.getByText(text, { exact: true }),
   });
 
+/**
+ * Unregisters the tab's user with its stored token while the tab is away
+ * (an open page would hear it live); the browser keeps the token.
+ */
+async function leaveAway(tab: Tab, server: RunningServer): Promise<void> {
+  const token = await tab.page.evaluate(() =>
+    localStorage.getItem("lms-token")
+  );
+  await tab.page.goto("about:blank");
+  const res = await fetch(`${server.url}users`, {
+    method: "DELETE",
+    headers: { "x-messaging-token": token! },
+  });
+  await res.body?.cancel();
+}
+
 /** A test with the program started with `args` and Chromium launched. */
 function chatTest(
   name: string,
@@ -292,19 +308,7 @@ chatTest(
   [],
   async (browser, server) => {
     const tab = await openChat(browser, server);
-    const forget = async () => {
-      const token = await tab.page.evaluate(() =>
-        localStorage.getItem("lms-token")
-      );
-      // Away from the page (an open page would hear it live), the token is
-      // used to leave; the browser keeps it in its localStorage.
-      await tab.page.goto("about:blank");
-      const res = await fetch(`${server.url}users`, {
-        method: "DELETE",
-        headers: { "x-messaging-token": token! },
-      });
-      await res.body?.cancel();
-    };
+    const forget = () => leaveAway(tab, server);
     await join(tab, "Cleo");
     await forget();
     await tab.page.goto(`${server.url}chat`);
@@ -335,15 +339,7 @@ chatTest(
   async (browser, server) => {
     const tab = await openChat(browser, server);
     await join(tab, "Dana");
-    const token = await tab.page.evaluate(() =>
-      localStorage.getItem("lms-token")
-    );
-    await tab.page.goto("about:blank");
-    const res = await fetch(`${server.url}users`, {
-      method: "DELETE",
-      headers: { "x-messaging-token": token! },
-    });
-    await res.body?.cancel();
+    await leaveAway(tab, server);
     // The page's first look at who is online, sent with the old token, is
     // held until the page has joined again; its 401 then comes late.
     const release = Promise.withResolvers<void>();
