@@ -44,6 +44,13 @@ function utf8FromLatin1(text: string): string | null {
   }
 }
 
+/**
+ * Paths read from the headers, kept for as long as their request: Deno
+ * closes a request as it upgrades to a WebSocket, and a header read after
+ * that (the request log's, the metrics') throws.
+ */
+const pathsOfHeaders = new WeakMap<Request, string>();
+
 /** Reads the headers (costlier than the rest of a `GET /quote`) only when the URL has a second `/`. */
 export function requestPath(req: Request): string {
   const url = req.url;
@@ -51,5 +58,10 @@ export function requestPath(req: Request): string {
   if (start !== -1 && url.indexOf("/", start + 1) === -1) {
     return pathFrom(url, start);
   }
-  return pathOf(url, req.headers.get("host"));
+  let path = pathsOfHeaders.get(req);
+  if (path === undefined) {
+    path = pathOf(url, req.headers.get("host"));
+    pathsOfHeaders.set(req, path);
+  }
+  return path;
 }

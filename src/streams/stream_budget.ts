@@ -21,24 +21,118 @@ interface Held {
   holds: number;
 }
 
-interface Reader {
-  /** Its place in the order of whom to cut. */
-  queuedBytes: () => number;
-  /** Its share is closed already. */
-  cut: () => void;
-  holds: Map<object | string, number>;
+/** What every share of one budget counts together. */
+interface Pool {
+  readonly maxBytes: number;
+  held: Map<object | string, Held>;
   heldBytes: number;
-  /** What waits beyond its held chunks, as last measured. */
   ownBytes: number;
+  readers: Set<Share>;
+}
+
+/**
+ * A class rather than closures over the budget: one object per reader, and
+ * its holds made on its first hold, as most readers never hold one
+ * (bench/results/profiles/scale.md, "What each follower holds").
+ */
+class Share implements BudgetShare {
+  #holds: Map<object | string, number> | undefined;
+  heldBytes = 0;
+  /** What waits beyond its held chunks, as last measured. */
+  ownBytes = 0;
+
+  constructor(
+    readonly pool: Pool,
+    /** Its place in the order of whom to cut. */
+    readonly queuedBytes: () => number,
+    /** Its share is closed already. */
+    readonly cut: () => void,
+  ) {}
+
+  hold(chunk: object | string, bytes: number): void {
+    const pool = this.pool;
+    if (!pool.readers.has(this)) return;
+    const holds = this.#holds ??= new Map();
+    holds.set(chunk, (holds.get(chunk) ?? 0) + 1);
+    this.heldBytes += bytes;
+    const held = pool.held.get(chunk);
+    if (held !== undefined) held.holds++;
+    else {
+      pool.held.set(chunk, { bytes, holds: 1 });
+      pool.heldBytes += bytes;
+      cutWhileOver(pool);
+    }
+  }
+
+  drop(chunk: object | string): void {
+    const holds = this.#holds?.get(chunk);
+    if (holds === undefined) return;
+    if (holds === 1) this.#holds!.delete(chunk);
+    else this.#holds!.set(chunk, holds - 1);
+    this.heldBytes -= release(this.pool, chunk, 1);
+  }
+
+  measure(): void {
+    if (!this.pool.readers.has(this)) return;
+    if (this.remeasure()) cutWhileOver(this.pool);
+  }
+
+  get waiting(): boolean {
+    return this.ownBytes + this.heldBytes > 0;
+  }
+
+  close(): void {
+    const pool = this.pool;
+    if (!pool.readers.delete(this)) return;
+    for (const [chunk, count] of this.#holds ?? []) release(pool, chunk, count);
+    this.#holds = undefined;
+    pool.ownBytes -= this.ownBytes;
+    this.heldBytes = this.ownBytes = 0;
+  }
+
+  /** Counts what waits beyond its held chunks; answers whether it grew. */
+  remeasure(): boolean {
+    const own = Math.max(0, this.queuedBytes() - this.heldBytes);
+    const grew = own > this.ownBytes;
+    this.pool.ownBytes += own - this.ownBytes;
+    this.ownBytes = own;
+    return grew;
+  }
+}
+
+function release(pool: Pool, chunk: object | string, count: number): number {
+  const held = pool.held.get(chunk);
+  if (held === undefined) return 0;
+  held.holds -= count;
+  if (held.holds <= 0) {
+    pool.held.delete(chunk);
+    pool.heldBytes -= held.bytes;
+  }
+  return held.bytes * count;
+}
+
+function cutWhileOver(pool: Pool): void {
+  const total = () => pool.heldBytes + pool.ownBytes;
+  if (total() <= pool.maxBytes) return;
+  // What a WebSocket drained since its last measure must not cost anyone their stream.
+  for (const reader of pool.readers) reader.remeasure();
+  // Each pass closes one share, so this ends.
+  while (total() > pool.maxBytes && pool.readers.size > 0) {
+    let furthest: Share | undefined;
+    let most = -1;
+    for (const reader of pool.readers) {
+      const queued = reader.queuedBytes();
+      if (queued > most) [furthest, most] = [reader, queued];
+    }
+    if (furthest === undefined) return;
+    furthest.close();
+    furthest.cut();
+  }
 }
 
 /** One bound on the bytes waiting for all readers of a process. */
 export class StreamBudget {
-  readonly maxBytes: number;
-  #held = new Map<object | string, Held>();
-  #heldBytes = 0;
-  #ownBytes = 0;
-  #readers = new Set<Reader>();
+  readonly #pool: Pool;
 
   /**
    * @example A shared chunk counts once; the reader furthest behind is cut first
@@ -64,96 +158,27 @@ export class StreamBudget {
    * ```
    */
   constructor(maxBytes: number) {
-    this.maxBytes = maxBytes;
+    this.#pool = {
+      maxBytes,
+      held: new Map(),
+      heldBytes: 0,
+      ownBytes: 0,
+      readers: new Set(),
+    };
+  }
+
+  get maxBytes(): number {
+    return this.#pool.maxBytes;
   }
 
   get total(): number {
-    return this.#heldBytes + this.#ownBytes;
+    return this.#pool.heldBytes + this.#pool.ownBytes;
   }
 
+  /** A new reader's share; `cut` is told when the budget closes it to make room. */
   share(queuedBytes: () => number, cut: () => void): BudgetShare {
-    const reader: Reader = {
-      queuedBytes,
-      cut,
-      holds: new Map(),
-      heldBytes: 0,
-      ownBytes: 0,
-    };
-    this.#readers.add(reader);
-    return {
-      hold: (chunk, bytes) => {
-        if (!this.#readers.has(reader)) return;
-        reader.holds.set(chunk, (reader.holds.get(chunk) ?? 0) + 1);
-        reader.heldBytes += bytes;
-        const held = this.#held.get(chunk);
-        if (held !== undefined) held.holds++;
-        else {
-          this.#held.set(chunk, { bytes, holds: 1 });
-          this.#heldBytes += bytes;
-          this.#cutWhileOver();
-        }
-      },
-      drop: (chunk) => {
-        const holds = reader.holds.get(chunk);
-        if (holds === undefined) return;
-        if (holds === 1) reader.holds.delete(chunk);
-        else reader.holds.set(chunk, holds - 1);
-        reader.heldBytes -= this.#release(chunk, 1);
-      },
-      measure: () => {
-        if (!this.#readers.has(reader)) return;
-        if (this.#measure(reader)) this.#cutWhileOver();
-      },
-      get waiting() {
-        return reader.ownBytes + reader.heldBytes > 0;
-      },
-      close: () => this.#close(reader),
-    };
-  }
-
-  /** Answers whether the reader's own bytes grew. */
-  #measure(reader: Reader): boolean {
-    const own = Math.max(0, reader.queuedBytes() - reader.heldBytes);
-    const grew = own > reader.ownBytes;
-    this.#ownBytes += own - reader.ownBytes;
-    reader.ownBytes = own;
-    return grew;
-  }
-
-  #release(chunk: object | string, count: number): number {
-    const held = this.#held.get(chunk);
-    if (held === undefined) return 0;
-    held.holds -= count;
-    if (held.holds <= 0) {
-      this.#held.delete(chunk);
-      this.#heldBytes -= held.bytes;
-    }
-    return held.bytes * count;
-  }
-
-  #close(reader: Reader): void {
-    if (!this.#readers.delete(reader)) return;
-    for (const [chunk, count] of reader.holds) this.#release(chunk, count);
-    reader.holds.clear();
-    this.#ownBytes -= reader.ownBytes;
-    reader.heldBytes = reader.ownBytes = 0;
-  }
-
-  #cutWhileOver(): void {
-    if (this.total <= this.maxBytes) return;
-    // What a WebSocket drained since its last measure must not cost anyone their stream.
-    for (const reader of this.#readers) this.#measure(reader);
-    // Each pass closes one share, so this ends.
-    while (this.total > this.maxBytes && this.#readers.size > 0) {
-      let furthest: Reader | undefined;
-      let most = -1;
-      for (const reader of this.#readers) {
-        const queued = reader.queuedBytes();
-        if (queued > most) [furthest, most] = [reader, queued];
-      }
-      if (furthest === undefined) return;
-      this.#close(furthest);
-      furthest.cut();
-    }
+    const share = new Share(this.#pool, queuedBytes, cut);
+    this.#pool.readers.add(share);
+    return share;
   }
 }
