@@ -1,6 +1,6 @@
 /**
- * What a line typed in the terminal chat does: a command (`/red`, `/black`,
- * `/users`, `/more`, `/help`) or a message; and how changes of presence are told.
+ * What a line typed in the terminal chat does, and how changes of presence
+ * are told.
  * @module
  */
 
@@ -11,13 +11,8 @@ import { printable, type Terminal } from "./terminal.ts";
 export interface Chat {
   readonly client: MessagingClient;
   readonly term: Terminal;
-  /** The color messages are sent in. */
   color: "red" | "black";
-  /**
-   * Where `/more` goes on: the `before` of the next older page, `null` once
-   * the history holds nothing older; absent, it starts below the oldest
-   * message shown (or from the newest when none is).
-   */
+  /** Where `/more` goes on; `null`: nothing older; absent: below the oldest shown. */
   olderBefore?: number | null;
 }
 
@@ -26,12 +21,11 @@ type Command = (chat: Chat) => Promise<void> | void;
 const HELP =
   "/red, /black: the color you send in; /users: who is online; /more: older messages; /quit: leave";
 
-/** How many older messages `/more` shows at once: what fits a small terminal. */
+/** What fits a small terminal. */
 const MORE_PAGE = 10;
 
 const NO_OLDER = "No older messages.";
 
-/** `/more`: the next older page of the history, below what was shown. */
 async function more(chat: Chat): Promise<void> {
   if (chat.olderBefore === null) return chat.term.notice(NO_OLDER);
   const page = await chat.client.olderMessages({
@@ -48,10 +42,7 @@ async function more(chat: Chat): Promise<void> {
   );
 }
 
-/**
- * What `/users` says: who is online (an event stream open as them, this
- * chat's own included), then who else is registered.
- */
+/** What `/users` says: who is online, then who else is registered. */
 async function whoIsHere(client: MessagingClient): Promise<string> {
   const [online, users] = await Promise.all([client.online(), client.users()]);
   const here = new Set(online);
@@ -93,7 +84,7 @@ export function actionOf(line: string, chat: Chat): () => Promise<void> | void {
     );
 }
 
-/** A line telling a change of presence, or `undefined` for one not worth telling (this chat's own coming and going). */
+/** A line telling a change of presence; none for this chat's own coming and going. */
 export function presenceNotice(
   change: PresenceChange,
   me: string | undefined,

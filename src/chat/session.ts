@@ -1,8 +1,6 @@
 /**
- * The terminal chat's session: joining (asking for a name until one is
- * accepted, waiting out a service that is down), following the stream,
- * sending what is typed, joining again when the service forgot the name,
- * and leaving.
+ * The terminal chat's session: joining, following the stream, sending what
+ * is typed, joining again when the service forgot the name, and leaving.
  * @module
  */
 
@@ -13,14 +11,14 @@ import {
 } from "../client/client.ts";
 import { actionOf, type Chat, presenceNotice } from "./commands.ts";
 import {
+  FullScreen,
   pipeTerminal,
   printable,
   type Terminal,
-  ttyTerminal,
   write,
 } from "./terminal.ts";
 
-/** How long what is typed waits for the chat's user to be online, at most. */
+/** How long what is typed waits, at most, for the user to be online. */
 const ONLINE_WAIT_MS = 2000;
 
 /** The signals that end the chat as /quit does. */
@@ -32,14 +30,11 @@ const RETRY_MS = 1000;
 /** `fetch` fails with a TypeError when the service cannot be reached at all. */
 const unreachable = (error: unknown) => error instanceof TypeError;
 
-/** `1 line` or `2 lines`. */
 const lines = (count: number) => `${count} line${count === 1 ? "" : "s"}`;
 
-/** The end of input, a signal or `/quit`. */
 const leaving = (line: string | null) =>
   line === null || line.trim() === "/quit";
 
-/** One run of the chat, from joining to leaving. */
 class Session implements Chat {
   readonly client: MessagingClient;
   readonly term: Terminal;
@@ -49,7 +44,7 @@ class Session implements Chat {
   readonly #tty = Deno.stdin.isTerminal() && Deno.stdout.isTerminal();
   /** Whether the last call found the service unreachable. */
   #down = false;
-  /** Resolved by a signal: it ends the chat at any point, joined or not. */
+  /** A signal ends the chat at any point, joined or not. */
   readonly #quit = Promise.withResolvers<null>();
   #signalled = false;
   /** One read outstanding at a time, kept until a caller takes its line. */
@@ -58,13 +53,14 @@ class Session implements Chat {
   readonly #typedEarly: string[] = [];
   #rejoining: Promise<boolean> | undefined;
   #notSent = 0;
-  /** Resolved when the service says this chat's user is online. */
   readonly online = Promise.withResolvers<void>();
 
   constructor(url: string) {
     this.#url = url;
     this.client = new MessagingClient(url);
-    this.term = this.#tty ? ttyTerminal(() => this.#title()) : pipeTerminal();
+    this.term = this.#tty
+      ? new FullScreen(() => this.#title())
+      : pipeTerminal();
     // In raw mode Ctrl-C arrives as a key; SIGHUP is the terminal going away.
     for (const signal of SIGNALS) {
       Deno.addSignalListener(signal, this.#onSignal);
@@ -92,7 +88,7 @@ class Session implements Chat {
     this.#down = !ok;
   }
 
-  /** The next line: `null` at the end of input or on a signal. */
+  /** `null` at the end of input or on a signal. */
   #nextLine(): Promise<string | null> {
     return this.#lineOr<never>();
   }
@@ -111,9 +107,8 @@ class Session implements Chat {
   }
 
   /**
-   * The next line, or what `other` gives first. A line is taken only by
-   * the caller that got it: one that arrives after its caller stopped
-   * waiting waits for the next.
+   * The next line, or what `other` gives first; a line that arrives after
+   * its caller stopped waiting is kept for the next.
    */
   async #lineOr<T>(other?: Promise<T>): Promise<string | null | T> {
     const reading = this.#reading ??= this.term.readLine();
@@ -129,7 +124,6 @@ class Session implements Chat {
     return got.line;
   }
 
-  /** Gives back the signals and the terminal. */
   close(): void {
     for (const signal of SIGNALS) {
       Deno.removeSignalListener(signal, this.#onSignal);
@@ -137,10 +131,7 @@ class Session implements Chat {
     this.term.restore();
   }
 
-  /**
-   * Leaving before joining fails when lines read were never sent, or when
-   * a script's input ran out first: either way nothing it asked for was done.
-   */
+  /** Fails when lines read were never sent, or a script's input ran out. */
   #leaveBeforeJoining(line: string | null) {
     const inputEnded = line === null && !this.#signalled && !this.#tty;
     this.close();
@@ -155,10 +146,8 @@ class Session implements Chat {
   }
 
   /**
-   * Asks until a name registers. A refused name is asked again; an
-   * unreachable service is retried with the same name, and meanwhile the
-   * user may still leave (a signal, the end of input, /quit). Returns the
-   * exit code when the chat ends before joining.
+   * Asks until a name registers, retrying the same name while the service
+   * is unreachable. The exit code when the chat ends before joining.
    */
   async join(name: string | undefined): Promise<number | undefined> {
     let candidate = name;
@@ -180,7 +169,7 @@ class Session implements Chat {
     return undefined;
   }
 
-  /** One attempt to register `name`: done, refused, to retry, or the exit code. */
+  /** One attempt: done, refused, to retry, or the exit code. */
   async #register(
     name: string,
   ): Promise<"done" | "refused" | "retry" | number> {
@@ -212,13 +201,11 @@ class Session implements Chat {
   }
 
   /**
-   * After a restart (or `--forget-users-after`) the service has forgotten
-   * the name: take it again if it is free. Once at a time: a send and the
-   * stream may both find out.
+   * The service forgot the name: take it again if it is free, once at a
+   * time, as a send and the stream may both find out.
    */
   rejoin(refused: string | undefined): Promise<boolean> {
-    // A refusal of a token this chat no longer holds is old news: it has
-    // joined again since (a second join would find its own name taken).
+    // A refusal of an older token: joined again since.
     if (refused !== this.client.token) return Promise.resolve(true);
     return this.#rejoining ??= this.#joinAgain().finally(() =>
       this.#rejoining = undefined
@@ -244,13 +231,7 @@ class Session implements Chat {
     }
   }
 
-  /**
-   * Messages arrive on the event stream as they are stored; the library
-   * follows it over a WebSocket as this chat's user and reconnects by
-   * itself after the last id seen, so nothing retained is missed. A 401
-   * (the socket closed with 1008) says the service forgot the user: once
-   * joined again it follows as the new one.
-   */
+  /** Follows the stream; a 401 (the service forgot the user) rejoins. */
   async follow(signal: AbortSignal): Promise<void> {
     const stream = new MessageStream(this);
     for (let joins = 0; joins < 100; joins++) {
@@ -266,10 +247,8 @@ class Session implements Chat {
     }
   }
 
-  /** Reads and does what is typed until the user leaves. */
   async converse(): Promise<void> {
-    // Input given all at once (a pipe) would otherwise act before the
-    // stream made the user online, and /users would call it "registered".
+    // Otherwise piped input acts before the stream makes the user online.
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.online.promise,
@@ -283,7 +262,6 @@ class Session implements Chat {
     }
   }
 
-  /** Does what `line` says, joining again once if the service forgot the user. */
   async #perform(line: string): Promise<void> {
     const action = actionOf(line, this);
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -299,7 +277,6 @@ class Session implements Chat {
             `Not sent, the service is unreachable: ${printable(line)}`,
           );
         } else if (error instanceof ServiceError && error.status === 401) {
-          // Once: joined again, the line is tried a second time.
           if (attempt === 0 && await this.rejoin(sent)) continue;
         } else if (error instanceof ServiceError) {
           this.term.notice(`Refused: ${error.message}`);
@@ -310,7 +287,6 @@ class Session implements Chat {
     }
   }
 
-  /** Unregisters and says goodbye; returns the exit code. */
   async leave(): Promise<number> {
     const who = printable(this.client.name);
     try {
@@ -325,15 +301,14 @@ class Session implements Chat {
     const notSent = this.#notSent;
     if (notSent === 0) return 0;
     const were = notSent === 1 ? "was" : "were";
-    // A person saw each "Not sent" as it happened: a reminder, not an
-    // error; a script learns it from standard error and the status.
+    // A person saw each "Not sent": a reminder, not an error.
     if (this.#tty) write(`(${lines(notSent)} ${were} not sent.)\n`);
     else console.error(`error: ${lines(notSent)} ${were} not sent.`);
     return 1;
   }
 }
 
-/** The stream as the chat shows it: the newest messages, and notices when it is lost and found. */
+/** The stream as the chat shows it, with notices when it is lost and found. */
 class MessageStream {
   readonly #session: Session;
   readonly #newest: Message[] = [];
@@ -383,9 +358,8 @@ class MessageStream {
 }
 
 /**
- * Runs the chat until the user leaves; returns the exit code: 1 when a line
- * read was not sent, or input over a pipe ended before joining, so a script
- * that pipes messages in learns that they did not go.
+ * Runs the chat until the user leaves. The exit code is 1 when a line read
+ * was not sent, or piped input ended before joining.
  */
 export async function chat(
   url: string,

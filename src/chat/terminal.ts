@@ -14,7 +14,7 @@ const ESC = "\x1b";
 const RED = `${ESC}[31m`;
 const RESET = `${ESC}[0m`;
 
-/** Text from other people made safe to print: no control characters, so no escape sequences. */
+/** Text from other people without control characters, so no escape sequences. */
 export function printable(text: unknown): string {
   // deno-lint-ignore no-control-regex -- control characters are what it removes
   return String(text).replace(/[\x00-\x1f\x7f-\x9f]/g, "\uFFFD");
@@ -28,16 +28,13 @@ export interface Terminal {
   showMessage(message: Message, newest: Message[]): void;
   /** Shows a page of older messages (`/more`), oldest first, until the next page. */
   showOlder(messages: Message[]): void;
-  /** Shows a notice: a command's answer, an error, the service's state. */
+  /** A command's answer, an error, the service's state. */
   notice(text: string): void;
-  /** Sets what precedes the line being typed. */
   setPrompt(prompt: string): void;
-  /** Gives the terminal back as it was. */
   restore(): void;
 }
 
 const encoder = new TextEncoder();
-/** Writes `text` to standard output at once. */
 export const write = (text: string) =>
   Deno.stdout.writeSync(encoder.encode(text));
 
@@ -82,7 +79,7 @@ export function pipeTerminal(): Terminal {
 
 const graphemes = new Intl.Segmenter();
 
-/** `line` cut to `columns` by what the terminal shows: whole clusters, by their columns. */
+/** `line` cut to `columns` as the terminal shows it: whole clusters, by their width. */
 function fit(line: string, columns: number): string {
   if (stringWidth(line) < columns) return line;
   let cut = "";
@@ -93,7 +90,6 @@ function fit(line: string, columns: number): string {
   return `${cut}…`;
 }
 
-/** What the full-screen chat shows above the line being typed. */
 interface Screen {
   title: string;
   /** Newest first. */
@@ -103,10 +99,8 @@ interface Screen {
 }
 
 /**
- * The screen's lines, one row each, so that a long message or a narrow
- * terminal never pushes the title off. A short terminal keeps the title and
- * the prompt, then the newest notices and messages, dropping the spacing
- * first.
+ * One row a line, so nothing pushes the title off; a short terminal drops
+ * the spacing first, then the oldest messages and notices.
  */
 function screenLines(screen: Screen, columns: number, rows: number) {
   const shown = screen.messages.toReversed().map((m) => {
@@ -130,7 +124,7 @@ function screenLines(screen: Screen, columns: number, rows: number) {
   ];
 }
 
-/** The keys in `text` as typed: escape sequences (arrows, function keys) dropped, as there is no line editing beyond backspace. */
+/** The keys in `text`: escape sequences dropped, as there is no editing beyond backspace. */
 function keysOf(text: string): string[] {
   // deno-lint-ignore no-control-regex -- escape sequences are what it drops
   return [...text.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1bO.|\x1b/g, "")];
@@ -142,12 +136,8 @@ function withoutLast(typed: string): string {
   return clusters.slice(0, -1).map((c) => c.segment).join("");
 }
 
-/** A full-screen chat in a real terminal, typed in raw mode. */
-export function ttyTerminal(title: () => string): Terminal {
-  return new FullScreen(title);
-}
-
-class FullScreen implements Terminal {
+/** A full-screen chat in a real terminal, in raw mode. */
+export class FullScreen implements Terminal {
   readonly #title: () => string;
   readonly #reader = Deno.stdin.readable.getReader();
   readonly #decoder = new TextDecoder();
@@ -158,7 +148,6 @@ class FullScreen implements Terminal {
   #older: Message[] = [];
   // The newest notices, so that one (/help) does not hide another (/users).
   #notices: string[] = [];
-  /** Keys read but not handled yet. */
   #keys: string[] = [];
 
   constructor(title: () => string) {

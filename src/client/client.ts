@@ -1,25 +1,7 @@
 /**
  * Typed clients of both services over `fetch`: one method per endpoint, and
- * one error type carrying what the service said.
- *
- * This is the package's `./client` entry; the main entry exports the same.
- *
- * ```ts
- * import assert from "node:assert/strict";
- * import { createHandler } from "@lms/light-messaging";
- * import { MessagingClient } from "@lms/light-messaging/client";
- * // A service to talk to, on a free port, shut down at the end of the block.
- * await using server = Deno.serve(
- *   { hostname: "127.0.0.1", port: 0, onListen() {} },
- *   createHandler(),
- * );
- * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
- * await chat.register("José");
- * await chat.post("Olá!", { color: "red" });
- * assert.deepEqual(await chat.messages(), [
- *   { text: "Olá!", color: "red", user: "José" },
- * ]);
- * ```
+ * one error type carrying what the service said. The package's `./client`
+ * entry; the main entry exports the same.
  * @module
  */
 
@@ -226,11 +208,7 @@ export type PresenceChange =
  * ```
  */
 export interface MessageFollowOptions extends FollowOptions {
-  /**
-   * Told of each change of presence as it comes: they are not replayed on
-   * reconnecting, so {@linkcode MessagingClient.online} gives the state to
-   * start from.
-   */
+  /** Each change of presence; not replayed on reconnecting (see {@linkcode MessagingClient.online}). */
   onPresence?: (change: PresenceChange) => void;
 }
 
@@ -262,14 +240,14 @@ class JsonClient {
   readonly #fetch: typeof fetch;
 
   constructor(baseUrl: string | URL, options: ClientOptions = {}) {
-    // A base without a trailing slash would lose its last segment to the paths.
+    // Without a trailing slash the base would lose its last segment.
     this.#base = new URL(baseUrl);
     if (!this.#base.pathname.endsWith("/")) this.#base.pathname += "/";
     // Bound: a browser's fetch called as a method of another object throws.
     this.#fetch = options.fetch ?? fetch.bind(globalThis);
   }
 
-  /** Follows the event stream at `path`, as `token()`'s user while it holds one. */
+  /** Follows the event stream at `path`, as `token()`'s user if any. */
   follow(
     path: string,
     options?: FollowOptions,
@@ -286,10 +264,9 @@ class JsonClient {
     path: string,
     init: { body?: string; token?: string } = {},
   ): Promise<T> {
-    const headers = tokenHeaders(init.token);
     const res = await this.#fetch(new URL(path, this.#base), {
       method,
-      headers,
+      headers: tokenHeaders(init.token),
       body: init.body,
     });
     if (!res.ok) throw await serviceErrorOf(res);
@@ -337,18 +314,20 @@ export class MessagingClient {
     this.token = options.token;
   }
 
-  /** The name the held token is for, or `undefined` without one (or with one that names nobody). */
+  /** The name the held token is for, or `undefined`. */
   get name(): string | undefined {
     const token = this.token;
     const dash = token?.indexOf("-") ?? -1;
     return dash === -1 ? undefined : token!.slice(0, dash);
   }
 
-  #credential(): string {
-    if (this.token === undefined) {
+  /** A call as the held token's user: without one, 401 `Not registered`. */
+  #asUser<T>(method: string, path: string, body?: string): Promise<T> {
+    const token = this.token;
+    if (token === undefined) {
       throw new ServiceError(401, { message: "Not registered" });
     }
-    return this.token;
+    return this.#http.request<T>(method, path, { body, token });
   }
 
   /** `POST /users`: registers `name` and keeps the token for later calls. */
@@ -356,9 +335,7 @@ export class MessagingClient {
     const { token } = await this.#http.request<{ token: string }>(
       "POST",
       "users",
-      {
-        body: name,
-      },
+      { body: name },
     );
     this.token = token;
     return token;
@@ -366,48 +343,33 @@ export class MessagingClient {
 
   /** `GET /users`: every registered name, in registration order. */
   async users(): Promise<string[]> {
-    const { users } = await this.#http.request<{ users: string[] }>(
-      "GET",
-      "users",
-      {
-        token: this.#credential(),
-      },
-    );
-    return users;
+    return (await this.#asUser<{ users: string[] }>("GET", "users")).users;
   }
 
-  /** `GET /users/online`: the registered names online now (an event stream open as them), in registration order. */
+  /** `GET /users/online`: the names with an event stream open, in registration order. */
   async online(): Promise<string[]> {
-    const { online } = await this.#http.request<{ online: string[] }>(
-      "GET",
-      "users/online",
-      { token: this.#credential() },
-    );
-    return online;
+    const path = "users/online";
+    return (await this.#asUser<{ online: string[] }>("GET", path)).online;
   }
 
   /** `DELETE /users`: unregisters, forgets the token, and returns the name. */
   async unregister(): Promise<string> {
-    const { Goodbye } = await this.#http.request<{ Goodbye: string }>(
+    const { Goodbye } = await this.#asUser<{ Goodbye: string }>(
       "DELETE",
       "users",
-      { token: this.#credential() },
     );
     this.token = undefined;
     return Goodbye;
   }
 
-  /** `POST /`: posts `text`, in `color` (default black), with any other fields kept as given. */
+  /** `POST /`: posts `text`, in `color` (default black), with any other fields. */
   async post(
     text: string,
     options: { color?: "red" | "black"; fields?: Record<string, unknown> } = {},
   ): Promise<void> {
     const message = { ...options.fields, text } as Record<string, unknown>;
     if (options.color !== undefined) message.color = options.color;
-    await this.#http.request("POST", "", {
-      body: JSON.stringify(message),
-      token: this.#credential(),
-    });
+    await this.#asUser("POST", "", JSON.stringify(message));
   }
 
   /** `GET /`: the 5 newest messages, newest first. */
@@ -415,11 +377,7 @@ export class MessagingClient {
     return await this.#http.request<Message[]>("GET", "");
   }
 
-  /**
-   * `GET /messages`: one page of the history, newest first, below
-   * `before` (default: from the newest), with the `before` of the next
-   * older page.
-   */
+  /** `GET /messages`: one page of the history, newest first. */
   async olderMessages(options: HistoryOptions = {}): Promise<HistoryPage> {
     const query = new URLSearchParams();
     if (options.before !== undefined) query.set("before", `${options.before}`);
@@ -429,11 +387,8 @@ export class MessagingClient {
   }
 
   /**
-   * The whole retained history, newest first, one page (`GET /messages`)
-   * fetched at a time as the loop asks for more: stop the loop and no more
-   * is fetched. Messages posted meanwhile are not in it (follow
-   * {@linkcode MessagingClient.events} for those), and none is yielded
-   * twice.
+   * The whole retained history, newest first, a page fetched only as the
+   * loop asks for more. Messages posted meanwhile are not in it.
    *
    * @example Going back through everything
    * ```ts
@@ -455,7 +410,6 @@ export class MessagingClient {
    * ```
    */
   async *history(options: HistoryOptions = {}): AsyncGenerator<HistoryMessage> {
-    // `null` once the history holds nothing older.
     let before: number | undefined | null = options.before;
     while (before !== null) {
       const page = await this.olderMessages({ before, limit: options.limit });
@@ -465,17 +419,10 @@ export class MessagingClient {
   }
 
   /**
-   * Messages as they are stored (`GET /events`): first the newest five (or,
-   * with `lastEventId`, every retained one after it), then each new one,
-   * reconnecting after the last id seen whenever the connection drops so
-   * none is missed while the history holds it. A `gap` says how many were
-   * missed because they had already left the history. Followed over a
-   * WebSocket by default (see {@linkcode FollowOptions.transport}). While
-   * the client holds a token the stream is opened as its user (the token
-   * frame, or `X-Messaging-Token` for server-sent events), who is online
-   * while it is open; changes of presence go to `onPresence`. A token the
-   * service no longer knows ends the iteration with a 401
-   * {@linkcode ServiceError}, whichever the transport.
+   * `GET /events`: the newest five (or every retained one after
+   * `lastEventId`), then each new one, resuming after the last id on
+   * reconnecting. Opened as the token's user, who is online meanwhile; a
+   * token the service no longer knows ends it with a 401 {@linkcode ServiceError}.
    */
   async *events(
     options: MessageFollowOptions = {},
@@ -532,12 +479,12 @@ export class QuoteClient {
     return await this.#http.request<string>("GET", "quote");
   }
 
-  /** `POST /quote`: replaces the quote; a refused quote throws with the failed checks. */
+  /** `POST /quote`: replaces the quote; a refused one throws with the failed checks. */
   async set(quote: string): Promise<void> {
     await this.#http.request<null>("POST", "quote", { body: quote });
   }
 
-  /** The quote now (`GET /quote/events`), then each replacement, reconnecting whenever the connection drops. */
+  /** `GET /quote/events`: the quote now, then each replacement. */
   async *events(options?: FollowOptions): AsyncGenerator<string> {
     for await (const event of this.#http.follow("quote/events", options)) {
       if (event.event === "quote") yield event.value() as string;

@@ -1,9 +1,6 @@
 /**
- * Following a service's event stream from a client, over a WebSocket (the
- * default, where the runtime has one) or as server-sent events read with
- * `fetch` (parsed with the well-kept `eventsource-parser`). Either way it
- * reconnects whenever the connection ends for a reason waiting can fix,
- * resuming after the last message id seen so nothing retained is missed.
+ * Following an event stream over a WebSocket or as server-sent events,
+ * reconnecting after the last id seen whenever waiting can fix the cause.
  * @module
  */
 
@@ -12,7 +9,7 @@ import { headerValue } from "./header_value.js";
 import { ServiceError, serviceErrorOf } from "./service_error.ts";
 import { CLOSE_CODES } from "../http/catalogue.ts";
 
-/** The credential header for `token`, as UTF-8 bytes (names beyond U+00FF travel only so); none without one. */
+/** The credential header for `token`, as UTF-8 bytes; none without one. */
 export function tokenHeaders(
   token: string | undefined,
 ): Record<string, string> {
@@ -67,44 +64,39 @@ export function tokenHeaders(
 export interface FollowOptions {
   /** Ends the iteration (and the connection) when aborted. */
   signal?: AbortSignal;
-  /** Told each time a connection is accepted, before its first event: the stream is live. */
+  /** Told each time a connection is accepted, before its first event. */
   onOpen?: () => void;
   /** Told when the stream was lost, before each reconnection. */
   onReconnect?: (reason: unknown) => void;
   /** Resume after this message id, as a reconnecting reader does. */
   lastEventId?: number;
   /**
-   * `"websocket"` or `"sse"` (server-sent events over `fetch`). Default: a
-   * WebSocket where the runtime has one, falling back to server-sent
-   * events for good when a socket cannot be opened but the stream can
-   * (a proxy that does not pass upgrades); server-sent events elsewhere.
+   * Default: a WebSocket where the runtime has one, falling back to
+   * server-sent events for good when a socket cannot open but the stream can.
    */
   transport?: "websocket" | "sse";
 }
 
 /** Where and as whom a stream is followed. */
 export interface StreamSource {
-  /** The `fetch` server-sent events are read with. */
   fetch: typeof fetch;
   /** The stream's `http:` or `https:` URL. */
   url: URL;
-  /** The credential to follow with, asked for on every connection (it may change meanwhile). */
+  /** Asked on every connection: the token may change meanwhile. */
   token: () => string | undefined;
 }
 
-/** The first delay before reconnecting, until the server says otherwise (`retry:`). */
+/** Until the server says otherwise (`retry:`). */
 const RETRY_MS = 1000;
-/** Doubling the delay after each failed connection stops here: 32 × the retry delay. */
+/** The delay doubles up to 32 × the retry delay. */
 const MAX_DOUBLINGS = 5;
-/** How long a socket being closed by this client may take to say it has closed. */
+/** How long a socket this client closes may take to say so. */
 const CLOSE_WAIT_MS = 1000;
 
 /**
- * How long to wait before the next connection: the server's retry delay,
- * doubled after each connection that delivered nothing, or its
- * `Retry-After` when longer; then stretched by up to as much again at
- * random, so that readers dropped together (a process killed, a server
- * restarted) do not all come back in the same instant.
+ * The retry delay, doubled after each connection that delivered nothing
+ * (or `Retry-After` when longer), stretched at random by up to as much
+ * again so that readers dropped together do not all come back at once.
  */
 function reconnectDelay(
   reason: unknown,
@@ -131,32 +123,28 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** A socket that closed before it opened: no upgrade (a proxy, a refusal), or no server. */
+/** A socket that closed before it opened: no upgrade, or no server. */
 class SocketNotOpened extends Error {}
 
 /** One event as a follower yields it, whichever transport carried it. */
 export interface StreamMessage {
-  /** The event's name (`message`, `gap`, `quote`, `presence`), when it has one. */
   event?: string;
-  /** The message id, when the event has one. */
   id?: string;
   /** The event's data as text: JSON, for this service's events. */
   readonly data: string;
-  /** The data as a value: parsed once, by the transport or here. */
+  /** The data parsed. */
   value(): unknown;
 }
 
 /** What one connection reports back to the loop that reconnects. */
 interface Connection {
-  /** The message id to resume after. */
   lastEventId: string | undefined;
-  /** The server's reconnection delay (`retry:`), if it set one. */
+  /** The server's `retry:`, if it set one. */
   retryMs?: number;
-  /** Set once the connection delivered an event: it worked, so backing off starts over. */
+  /** An event came: the connection worked, so backing off starts over. */
   delivered: boolean;
-  /** Set once the server accepted the connection. */
   opened: boolean;
-  /** Told when it is set. */
+  /** Told when `opened` is set. */
   onOpen?: () => void;
 }
 
@@ -165,11 +153,7 @@ function accepted(connection: Connection): void {
   connection.onOpen?.();
 }
 
-/**
- * Reads one server-sent event stream. A refusal becomes a
- * {@linkcode ServiceError}; the end of the stream, or a failure to read
- * it, ends the generator (normally or by throwing).
- */
+/** Reads one server-sent event stream; a refusal throws a {@linkcode ServiceError}. */
 async function* sseConnection(
   source: StreamSource,
   connection: Connection,
@@ -201,7 +185,7 @@ async function* sseConnection(
   }
 }
 
-/** A frame as an event, read as server-sent events are, its data parsed already. */
+/** A frame as an event, its data parsed already. */
 function eventOfFrame(data: unknown): StreamMessage | undefined {
   if (typeof data !== "string") return undefined;
   let frame: unknown;
@@ -219,7 +203,7 @@ function eventOfFrame(data: unknown): StreamMessage | undefined {
   return {
     event,
     id: typeof id === "number" ? String(id) : undefined,
-    // As text only for whoever asks: the clients take the value.
+    // The clients take the value: text only for whoever asks.
     get data() {
       return JSON.stringify(value);
     },
@@ -228,10 +212,8 @@ function eventOfFrame(data: unknown): StreamMessage | undefined {
 }
 
 /**
- * Why a socket closed, as what the follower does next: 1003 (a frame the
- * server refuses) and 1008 (a token that does not authenticate, told as
- * the 401 a stream request would get) are the client's to fix and end
- * the iteration; any other close is retried.
+ * A close with 1008 (a bad token, told as the 401 a request would get) or
+ * 1003 (a refused frame) is the client's to fix; any other is retried.
  */
 function closeError(event: CloseEvent): Error {
   const said = event.reason ? `: ${event.reason}` : "";
@@ -250,9 +232,8 @@ function closeError(event: CloseEvent): Error {
 }
 
 /**
- * Reads one WebSocket: `?lastEventId=` in the URL (a socket sends no
- * such header) and, while the client holds a token, the token frame
- * first, so its user is online while the socket is open.
+ * Reads one WebSocket: `?lastEventId=` in the URL (a socket sends no such
+ * header), and the token frame first, so its user is online meanwhile.
  */
 async function* socketConnection(
   source: StreamSource,
@@ -271,8 +252,7 @@ async function* socketConnection(
   socket.addEventListener("open", () => {
     const token = source.token();
     if (token !== undefined) socket.send(JSON.stringify({ token }));
-    // Told after the token frame, so a caller asking who is online then
-    // asks after the service heard it.
+    // After the token frame, so who is online is asked after it is heard.
     accepted(connection);
   });
   socket.addEventListener("message", ({ data }) => {
@@ -287,11 +267,9 @@ async function* socketConnection(
   const onAbort = () => wake();
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    // Each pass yields what came or waits for the next frame, the close or
-    // the abort; a socket ends in a close event, whoever closes it.
     for (;;) {
       for (let event; (event = queue.shift());) yield event;
-      // Checked after yielding too: the reader may have aborted meanwhile.
+      // The reader may have aborted while it was yielded to.
       if (closed !== undefined || signal?.aborted) break;
       await new Promise<void>((resolve) => wake = resolve);
     }
@@ -303,10 +281,9 @@ async function* socketConnection(
       );
       socket.close(1000);
       // Closed before the caller goes on, so a server shut down next finds
-      // no socket open; a peer that never answers is not waited for long.
+      // no socket open.
       const waited = new AbortController();
       await Promise.race([gone, wait(CLOSE_WAIT_MS, waited.signal)]);
-      // No timer left behind to hold the process open.
       waited.abort();
     }
   }
@@ -318,13 +295,9 @@ async function* socketConnection(
 }
 
 /**
- * The events of the stream at `source.url`, for as long as
- * `options.signal` allows, over the transport `options.transport` names.
- * What the client cannot fix by waiting (a 4xx answer, a socket closed with
- * 1003 or 1008) ends it with a {@linkcode ServiceError}; anything else is
- * retried, waiting twice as long after each connection that delivered
- * nothing, up to 32 times the server's `retry` delay, at least as long as
- * a 503's `Retry-After`, and up to twice that at random.
+ * The events at `source.url` until `options.signal` aborts. What waiting
+ * cannot fix (a 4xx, a socket closed with 1003 or 1008) ends it with a
+ * {@linkcode ServiceError}; anything else is retried, after a growing delay.
  */
 export async function* followEventStream(
   source: StreamSource,
@@ -341,7 +314,6 @@ export async function* followEventStream(
     opened: false,
     onOpen: options.onOpen,
   };
-  /** Passes `events` on, noting the last id and that the connection works. */
   async function* tracked(
     events: AsyncGenerator<StreamMessage>,
     onFirst = () => {},
@@ -354,7 +326,6 @@ export async function* followEventStream(
     }
   }
   let failures = 0;
-  // Each pass either yields events or waits, and ends when aborted.
   while (!signal?.aborted) {
     let reason: unknown = new Error("the stream ended");
     state.delivered = false;

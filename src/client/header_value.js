@@ -1,12 +1,9 @@
-// How text travels in an HTTP header, for the client library and so for the
-// web page, which bundles it. Plain JavaScript, type-checked.
+// How text travels in an HTTP header. Plain JavaScript, type-checked.
 // @ts-check
 
 /**
- * `text` as an HTTP header value: its UTF-8 bytes, one character each.
- * `fetch` sends each character of a header value as one byte and refuses
- * any above U+00FF, so `Иван` sent as text fails and `José` arrives as
- * ISO-8859-1; sent through this it arrives as UTF-8, whatever the name.
+ * `text`'s UTF-8 bytes, one character each: `fetch` refuses header
+ * characters above U+00FF and sends the others as ISO-8859-1.
  *
  * @example Sending a credential
  * ```ts

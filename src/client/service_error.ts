@@ -11,14 +11,9 @@ function isEnvelope(body: unknown): body is { errors: ErrorEntry[] } {
 }
 
 /**
- * A call the service answered with an error status. `errors` holds the
- * entries of the contract's 400-style envelope (400, 413, 429 past the rate
- * limit, and 503 for a full user list); it is empty for the
- * `{status, message}` answers (401, 404, 405, 500, and 503 when the store is
- * unreachable). `retryAfterSeconds` is the answer's `Retry-After`, if any. A call that needs a token
- * made without one fails the same way, as 401 `Not registered`, without
- * asking the service. Failures to reach the service at all are `fetch`'s
- * own `TypeError`, not this.
+ * A call the service answered with an error status; `errors` is empty for
+ * `{status, message}` answers. A call needing a token made without one is
+ * 401 `Not registered`; an unreachable service is `fetch`'s `TypeError`.
  *
  * @example Telling a taken name apart
  * ```ts
@@ -47,7 +42,7 @@ export class ServiceError extends Error {
   readonly status: number;
   /** The error entries, in the service's order. */
   readonly errors: readonly ErrorEntry[];
-  /** How many seconds the service asked the client to wait (`Retry-After`), when it did. */
+  /** The answer's `Retry-After`, in seconds, when it had one. */
   readonly retryAfterSeconds?: number;
 
   /** Builds the error from an answer's status, parsed body and `Retry-After` header. */
@@ -69,7 +64,7 @@ export class ServiceError extends Error {
   }
 }
 
-/** The error a refusing answer tells of: its body read as JSON, or as the message when it is not JSON. */
+/** The error a refusing answer tells of: its JSON body, or its text as the message. */
 export async function serviceErrorOf(res: Response): Promise<ServiceError> {
   const text = await res.text();
   let body: unknown;

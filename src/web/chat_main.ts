@@ -1,9 +1,7 @@
 /// <reference lib="dom" />
 /**
- * The chat page's script, run in the browser. The client library makes every
- * call and follows both streams (reconnecting, resuming, falling back to
- * server-sent events); this file only draws. `deno task bundle:page` bundles
- * it with the library into `chat.bundle.js`, which `chat_page.ts` inlines.
+ * The chat page's script: the client library calls and follows the streams;
+ * this file only draws. Bundled into `chat.bundle.js` by `deno task bundle:page`.
  * @module
  */
 
@@ -18,17 +16,14 @@ import {
 import { loadOlderOnScroll } from "./older_messages.ts";
 import { shareAmongTabs, type SharedTabs } from "./shared_tabs.ts";
 
-// Kept in localStorage until the user leaves: a tab closed and opened
-// again, or another tab of the page, is the same user.
+// In localStorage: a reopened tab, or another tab of the page, is the same user.
 const TOKEN_KEY = "lms-token";
 const TITLE = document.title;
 // The log is bounded: a tab left open for days keeps the newest entries.
 const MAX_ENTRIES = 500;
-// A stream refused (429: too many from this address) is asked for again
-// after this, unless the service says how long to wait.
+// After a refused stream (429), unless the service says how long to wait.
 const REFUSED_RETRY_MS = 5000;
-// A call unanswered this long (the service hangs) shows as unreachable
-// until it is answered.
+// A call unanswered this long shows the service as unreachable.
 const SLOW_CALL_MS = 5000;
 const SIGNED_OUT = "You are no longer signed in; join again.";
 const UNREACHABLE = "The service cannot be reached; try again in a moment.";
@@ -61,10 +56,7 @@ const ui = {
   onlineCount: element("online-count", HTMLAnchorElement),
 };
 
-/**
- * Shows each line in `alert` as a line of its own, so two refusals of one
- * request (a quote can fail both checks) never read as one sentence.
- */
+/** One line per refusal, so two (a quote can fail both checks) never read as one. */
 function showError(alert: HTMLElement, lines: string | string[]) {
   const shown = [lines].flat().filter((line) => line !== "");
   alert.replaceChildren(...shown.map((line) => {
@@ -75,12 +67,9 @@ function showError(alert: HTMLElement, lines: string | string[]) {
   }));
 }
 
-/**
- * Whether the last call reached the service. The status says Live only
- * while it did: an open event stream alone does not mean Send will work.
- */
+// Live only while calls reach the service too: an open stream alone does
+// not mean Send will work.
 let callsReach = true;
-/** Whether each event stream is open, by path. */
 const liveStreams = new Map<string, boolean>();
 
 function showStatus() {
@@ -108,19 +97,14 @@ type PageEvent =
   | { kind: "live"; path: string; live: boolean }
   | { kind: "over"; name: string };
 
-/** Whether this tab follows the streams itself. */
-let leading = false;
 const tell = (event: PageEvent) => tabs.tell(event);
 
-/** A call that failed: the lines to show, and the status when the service answered. */
+/** A failed call: the lines to show, and the status if the service answered. */
 class Failure {
   constructor(readonly lines: string[], readonly status?: number) {}
 }
 
-/**
- * The clients' fetch: whether calls reach the service is shown as soon as
- * one is answered, before its body is read.
- */
+/** Shows whether calls reach the service as soon as one is answered. */
 const watchedFetch: typeof fetch = async (input, init) => {
   const slow = setTimeout(() => {
     callsReach = false;
@@ -129,7 +113,6 @@ const watchedFetch: typeof fetch = async (input, init) => {
   try {
     const res = await fetch(input, init);
     callsReach = true;
-    // What the service could not be reached for is past.
     for (const alert of [ui.postError, ui.joinError, ui.quoteError]) {
       if (alert.textContent === UNREACHABLE) alert.textContent = "";
     }
@@ -144,14 +127,10 @@ const watchedFetch: typeof fetch = async (input, init) => {
   }
 };
 
-/**
- * The credential this page stored, if what is stored is one: anything
- * else (edited by hand, another page's) is dropped, not taken for a name.
- */
+/** The stored token; anything else stored (another page's) is dropped. */
 function storedToken(): string | undefined {
   const held = localStorage.getItem(TOKEN_KEY);
-  if (held === null) return undefined;
-  if (isToken(held)) return held;
+  if (held !== null && isToken(held)) return held;
   localStorage.removeItem(TOKEN_KEY);
   return undefined;
 }
@@ -165,7 +144,7 @@ const chat = new MessagingClient(origin, {
 });
 const quotes = new QuoteClient(origin, { fetch: watchedFetch });
 
-/** Runs one call of the library: its value, or why there is none in the service's own words. */
+/** A call's value, or why there is none in the service's words. */
 async function call<T>(action: () => Promise<T>): Promise<T | Failure> {
   try {
     return await action();
@@ -173,7 +152,7 @@ async function call<T>(action: () => Promise<T>): Promise<T | Failure> {
     if (error instanceof TypeError) return new Failure([UNREACHABLE]);
     if (!(error instanceof ServiceError)) throw error;
     const { errors, message, status } = error;
-    const lines = errors.length > 0 ? errors.map((e) => e.description) : [];
+    const lines = errors.map((e) => e.description);
     return new Failure(lines.length > 0 ? lines : [message], status);
   }
 }
@@ -198,24 +177,19 @@ function signOut(reason: string) {
 
 let rejoining: Promise<boolean> | undefined;
 /**
- * A 401 while signed in: the service forgot the user (restarted, or away
- * too long), so the name is taken again, as the terminal chat does, and
- * the draft stays where it is. Once at a time, however many calls found
- * out. False when the user is now signed out.
+ * A 401: the service forgot the user, so the name is taken again, once
+ * however many calls found out. False when the user is now signed out.
  */
 function rejoin(refused: string | undefined): Promise<boolean> {
-  // A refusal of a token the page no longer holds is old news: it has
-  // joined again since (a second join would find its own name taken).
+  // A refusal of an older token: joined again since.
   if (refused === undefined || refused !== chat.token) {
     return Promise.resolve(chat.token !== undefined);
   }
   return rejoining ??= joinAgain(refused).finally(() => rejoining = undefined);
 }
 
-/**
- * One tab at a time, so tabs that found out together do not each take the
- * name: the second would be refused it and sign every tab out.
- */
+// One tab at a time: a second tab's join would be refused the name and
+// sign every tab out.
 function joinAgain(refused: string): Promise<boolean> {
   const locks = (navigator as { locks?: LockManager }).locks;
   return locks === undefined
@@ -225,7 +199,6 @@ function joinAgain(refused: string): Promise<boolean> {
 
 async function joinAgainNow(refused: string): Promise<boolean> {
   const name = chat.name;
-  // Signed out meanwhile (the user was unregistered): nothing to rejoin.
   if (name === undefined) return false;
   const held = localStorage.getItem(TOKEN_KEY);
   // Another tab left (nothing stored) or joined again first (another token).
@@ -235,7 +208,7 @@ async function joinAgainNow(refused: string): Promise<boolean> {
   if (!(joined instanceof Failure)) {
     localStorage.setItem(TOKEN_KEY, joined);
     // Otherwise the leading tab hears of the new token and does it.
-    if (leading) leadStartingOver(name);
+    if (tabs.leading) leadStartingOver(name);
     return true;
   }
   // Not answered: the token is kept and tried again later.
@@ -246,17 +219,13 @@ async function joinAgainNow(refused: string): Promise<boolean> {
   return false;
 }
 
-/** Who is online, in the order the panel shows them: as `GET /users/online` last said, then changed by each presence event. */
 let online: string[] = [];
-/**
- * Presence events that came while the list was being fetched: applied
- * again on top of it, as the list may have been taken before them.
- */
+// Presence events heard while the list loads, applied again on top of it.
 let presenceWhileLoading: PresenceChange[] | null = null;
 
 function showOnline(names: string[]) {
   online = names;
-  // In the bar, so a phone sees how many are online without scrolling.
+  // In the bar, so a phone sees it without scrolling.
   ui.onlineCount.textContent = `${names.length} online`;
   ui.onlineCount.hidden = chat.token === undefined;
   ui.users.replaceChildren(...names.map((name) => {
@@ -266,7 +235,6 @@ function showOnline(names: string[]) {
   }));
 }
 
-/** A presence event's change to the list: a name online goes last, one gone or unregistered leaves it. */
 function applyPresence(change: PresenceChange) {
   if (!("online" in change && change.online)) {
     showOnline(online.filter((other) => other !== change.name));
@@ -275,7 +243,6 @@ function applyPresence(change: PresenceChange) {
   }
 }
 
-/** A presence event: the list changes, and the user learns if it was them who was unregistered. */
 function onPresence(change: PresenceChange) {
   tell({ kind: "presence", change });
   if ("registered" in change && change.name === chat.name) {
@@ -290,7 +257,7 @@ function onPresence(change: PresenceChange) {
   if (said !== undefined) notice(said);
 }
 
-/** A change of presence in the terminal chat's words; the user's own goes untold. */
+/** In the terminal chat's words; the user's own goes untold. */
 function presenceNotice(change: PresenceChange): string | undefined {
   if (change.name === chat.name) return undefined;
   if ("registered" in change) return `${change.name} left.`;
@@ -298,7 +265,7 @@ function presenceNotice(change: PresenceChange): string | undefined {
 }
 
 let refreshing: Promise<void> | null = null;
-/** Asks who is online, once at a time however many ask. */
+// Once at a time however many ask.
 function refreshOnline() {
   refreshing ??= loadOnline().finally(() => refreshing = null);
   return refreshing;
@@ -319,7 +286,7 @@ async function loadOnline() {
   for (const change of since) applyPresence(change);
 }
 
-/** Appends an entry, following the newest only when the reader was already there. */
+/** Follows the newest only when the reader was already there. */
 function appendEntry(entry: HTMLLIElement) {
   const list = ui.messages;
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
@@ -352,10 +319,8 @@ function messageEntry(message: Message) {
   entry.append(author, text);
   return entry;
 }
-/**
- * Shows a message the stream (or the leading tab) brought. Not compared
- * with the last id: after a restart of a memory store, ids start again.
- */
+
+// Not compared with the last id: a restarted memory store numbers from 1.
 function showMessage(id: number, message: Message) {
   lastMessageId = id;
   firstMessageId ??= id;
@@ -370,7 +335,7 @@ function showGap(missed: number) {
 }
 
 let unread = 0;
-/** While the tab is hidden, its title counts the messages that came. */
+// While the tab is hidden, its title counts the messages that came.
 function countUnread() {
   if (!document.hidden) return;
   unread++;
@@ -392,27 +357,20 @@ addEventListener("storage", (event) => {
   adopt(event.newValue);
 });
 
-/**
- * Takes the token another tab stored (whichever this tab hears of first:
- * the storage event, or the stored token when it goes to join again).
- */
+/** Takes the token another tab stored. */
 function adopt(token: string) {
   if (token === chat.token) return;
   const [before, held] = [chat.name, chat.token];
   chat.token = token;
   showJoined(true);
   // The same name with a new token: the service had forgotten it.
-  if (leading && held !== undefined && chat.name === before) {
+  if (tabs.leading && held !== undefined && chat.name === before) {
     leadStartingOver(before!);
   } else followMessages();
 }
 
-/**
- * The service forgot the user and the page joined again: most likely it
- * restarted, and a memory store numbers messages from 1 again, so the
- * conversation starts over (older messages are a scroll away) rather than
- * mixing the ids of two lives.
- */
+// The service likely restarted and numbers messages from 1 again: start
+// over rather than mix the ids of two lives.
 function startOver(name: string) {
   ui.messages.replaceChildren();
   shownUpTo = undefined;
@@ -423,7 +381,6 @@ function startOver(name: string) {
   );
 }
 
-/** Starts over here and in every tab, then follows anew. */
 function leadStartingOver(name: string) {
   startOver(name);
   tell({ kind: "over", name });
@@ -431,9 +388,8 @@ function leadStartingOver(name: string) {
 }
 
 /**
- * Follows the stream at `path` with `read` until `signal` aborts. The
- * library reconnects by itself; what ends its iteration is a refusal: a 401
- * (the token no longer holds) signs out, any other is asked again later.
+ * The library reconnects by itself; a refusal ends its iteration: a 401
+ * rejoins, any other is asked again later.
  */
 async function keepFollowing(
   path: string,
@@ -463,21 +419,14 @@ async function keepFollowing(
   }
 }
 
-/** The newest message shown: a stream opened anew (joining, leaving) resumes after it. */
+// A stream opened anew resumes after the last; scrolling up loads before the first.
 let lastMessageId: number | undefined;
-/** The oldest message the stream showed: scrolling up loads those before it. */
 let firstMessageId: number | undefined;
-/** The messages being followed: how to stop, and when they have stopped. */
 let following: { stop: AbortController; done: Promise<void> } | undefined;
 
-/**
- * Follows the messages as the signed-in user (online while the page is
- * open, and who is online is refreshed whenever the stream opens), or as
- * nobody; called again when the user joins or leaves.
- */
+/** Follows as the signed-in user, or nobody; again on joining or leaving. */
 function followMessages() {
-  // Another tab follows, and tells this one.
-  if (!leading) return;
+  if (!tabs.leading) return;
   const previous = following;
   previous?.stop.abort();
   const stop = new AbortController();
@@ -521,7 +470,7 @@ ui.joinForm.addEventListener("submit", async (event) => {
   followMessages();
 });
 
-/** Whether a post is on its way: pressing Send again meanwhile sends nothing. */
+// Send pressed while a post is on its way sends nothing.
 let sending = false;
 
 /** Sends the draft; a 401 rejoins and sends it once more. */
@@ -540,7 +489,6 @@ async function send(retry = true) {
 
 ui.postForm.addEventListener("submit", async (event) => {
   event.preventDefault();
-  // Once: a service that hangs would otherwise store each press.
   if (sending) return;
   sending = true;
   ui.postError.textContent = "";
@@ -552,8 +500,8 @@ ui.postForm.addEventListener("submit", async (event) => {
 });
 
 ui.leave.addEventListener("click", async () => {
-  // The user's own stream would hear them leave: it stops first, here and,
-  // as nothing is stored any more, in the tab that leads.
+  // The user's stream would hear them leave: it stops first, here and (as
+  // nothing is stored) in the leading tab.
   const token = chat.token;
   localStorage.removeItem(TOKEN_KEY);
   following?.stop.abort();
@@ -589,9 +537,7 @@ function showQuote(quote: string) {
   tell({ kind: "quote", quote });
 }
 
-/** This tab follows the streams, for every tab of the page. */
 function lead() {
-  leading = true;
   followMessages();
   if (ui.quotePanel.hidden) return;
   keepFollowing("/quote/events", async (options) => {
@@ -599,13 +545,8 @@ function lead() {
   });
 }
 
-/**
- * Another tab leads: this one shows what is there now, then what it is
- * told. A message told while the newest load is on its way waits for it.
- */
+/** Another tab leads: this one shows what is there now, then what it is told. */
 async function followTheLeader() {
-  const told: PageEvent[] = [];
-  hearing = (event) => told.push(event);
   const [newest, quote] = await Promise.all([
     call(() => chat.olderMessages({ limit: 5 })),
     ui.quotePanel.hidden ? undefined : call(() => quotes.get()),
@@ -616,13 +557,11 @@ async function followTheLeader() {
     }
   }
   if (typeof quote === "string") ui.quote.textContent = quote;
-  hearing = hear;
   shownUpTo = lastMessageId;
-  for (const event of told) hear(event);
   refreshOnline();
 }
 
-/** An event the leading tab told of, shown as if this tab's stream had brought it. */
+/** An event the leading tab told of, shown as if this tab's stream brought it. */
 function hear(event: PageEvent) {
   // Any script of the origin may post to the channel: only well-formed news.
   if (typeof event !== "object" || event === null) return;
@@ -646,22 +585,20 @@ function hear(event: PageEvent) {
     if (event.path === "/events" && event.live) refreshOnline();
   }
 }
-let hearing = hear;
-/**
- * The newest id this tab loaded itself, until the leader tells of a newer
- * one: told messages up to it are shown already.
- */
+// The newest id this tab loaded itself, until the leader tells of a newer
+// one (docs/architecture.md, "The chat page's tabs").
 let shownUpTo: number | undefined;
+// What a follower is told waits until it has shown what it loaded.
+let loaded: Promise<void> = Promise.resolve();
 
 // A reload rejoins as the same user while the token still authenticates.
 if (chat.token !== undefined) showJoined(true);
 else ui.name.focus();
-/** This tab's part among the page's tabs. */
 const tabs: SharedTabs<PageEvent> = shareAmongTabs<PageEvent>({
   name: "lms-chat",
   lead,
-  follow: () => void followTheLeader(),
-  hear: (event) => hearing(event),
+  follow: () => void (loaded = followTheLeader()),
+  hear: (event) => void loaded.then(() => hear(event)),
   // A tab that starts learns whether the streams are live.
   greet: () => {
     for (const [path, live] of liveStreams) setLive(path, live);

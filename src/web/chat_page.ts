@@ -1,7 +1,6 @@
 /**
- * `GET /chat`: the chat as one self-contained page. Its style and script are
- * inlined, and the Content-Security-Policy allows exactly those two by hash,
- * so the page loads nothing from anywhere and no injected markup could run.
+ * `GET /chat`: one self-contained page whose policy allows only its inlined
+ * style and script, by hash, so no injected markup could run.
  * @module
  */
 
@@ -9,7 +8,6 @@ import { precompressed } from "../http/compression.ts";
 import type { Routes } from "../http/router.ts";
 import template from "./chat.html" with { type: "text" };
 import style from "./chat.css" with { type: "text" };
-// Built from chat_main.ts and the client library by `deno task bundle:page`.
 import pageScript from "./chat.bundle.js" with { type: "text" };
 
 /** The page's content type. */
@@ -17,7 +15,7 @@ export const HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
 
 /** Options of {@linkcode chatPageRoutes}. */
 export interface ChatPageOptions {
-  /** Whether the quote service is served beside messaging: the page shows the quote and its form only then. */
+  /** Whether the quote service is served beside messaging: only then is the quote shown. */
   quote: boolean;
 }
 
@@ -29,12 +27,7 @@ async function sha256Source(text: string): Promise<string> {
   return `'sha256-${new Uint8Array(digest).toBase64()}'`;
 }
 
-interface BuiltPage {
-  body: string;
-  headers: Record<string, string>;
-}
-
-async function buildPage(options: ChatPageOptions): Promise<BuiltPage> {
+async function buildPage(options: ChatPageOptions) {
   // The hashes cover the exact text between the tags, indentation included.
   const styleText = `\n${style}\n`;
   const scriptText = `\n${pageScript}\n`;
@@ -68,12 +61,9 @@ async function buildPage(options: ChatPageOptions): Promise<BuiltPage> {
   };
 }
 
-/**
- * The route of the chat page, to serve beside the messaging service.
- */
+/** The route of the chat page, to serve beside the messaging service. */
 export function chatPageRoutes(options: ChatPageOptions): Routes {
-  // Built and compressed once, on the first request: every later one only
-  // picks the variant its client accepts.
+  // Built and compressed once, on the first request.
   let page: Promise<(req: Request) => Response> | undefined;
   return {
     "/chat": {

@@ -1,20 +1,16 @@
 /**
- * The chat page's history: when the reader scrolls up to the top of the
- * conversation, the next older page (`GET /messages`) is put above it, and
- * what the reader was looking at stays where it was on the screen.
- *
- * It names no DOM type, so it type-checks with the rest of `src/` and its
- * rules run under `deno test` with a list of its own; the page hands it
- * the conversation's `<ol>`.
+ * The chat page's history: scrolled to the top, the next older page goes
+ * above, and what the reader was looking at stays put. It names no DOM type,
+ * so `deno test` runs it with a list of its own.
  * @module
  */
 
-/** A scroll event's part the loader reads: a wheel's direction, when it is a wheel. */
+/** The part of a scroll or wheel event the loader reads. */
 export interface ScrollSignal {
   readonly deltaY?: number;
 }
 
-/** What the loader needs of the conversation's list: where it is scrolled, and a way to put entries at its top. */
+/** What the loader needs of the conversation's list. */
 export interface ScrollingList<Entry> {
   scrollTop: number;
   readonly scrollHeight: number;
@@ -27,7 +23,7 @@ export interface ScrollingList<Entry> {
   ): void;
 }
 
-/** One page of the history, newest first, and the `before` of the next older one (`null`: none). */
+/** One page of the history, newest first; `next` is `null` when none is older. */
 export interface OlderPage<Item> {
   messages: Item[];
   next: number | null;
@@ -36,33 +32,27 @@ export interface OlderPage<Item> {
 /** Options of {@linkcode loadOlderOnScroll}. */
 export interface OlderOptions<Item, Entry> {
   list: ScrollingList<Entry>;
-  /** The page of messages below `before`. */
   page(before: number): Promise<OlderPage<Item>>;
-  /**
-   * The id of the oldest message shown, once one is: older pages go on
-   * below it. Until then nothing is loaded, as the live stream's catch-up
-   * brings the newest.
-   */
+  /** Nothing loads until one is shown: the stream's catch-up brings the newest. */
   oldestShown(): number | undefined;
-  /** Makes an item's entry (as the live messages are shown). */
   render(item: Item): Entry;
   /** How near the top counts as the top, in pixels. Default 40. */
   margin?: number;
 }
 
-/** The loader: `loadMore` puts the next older page above, unless one is on its way or none is left. */
+/** What {@linkcode loadOlderOnScroll} returns. */
 export interface OlderLoader {
+  /** Puts the next older page above, unless one is on its way or none is left. */
   loadMore(): Promise<void>;
-  /** Whether older messages may still come: `false` once the history holds nothing older. */
+  /** `false` once the history holds nothing older. */
   readonly more: boolean;
-  /** Forgets where paging was: the next page goes below the oldest shown by then. */
+  /** The next page goes below the oldest shown by then. */
   restart(): void;
 }
 
 /**
- * Loads older messages above `list` when the reader reaches its top, by
- * scrolling or by turning the wheel up when the list is too short to
- * scroll, and goes on while the list is still too short to scroll.
+ * Loads older messages above `list` when the reader scrolls (or turns the
+ * wheel) up to its top, and goes on while the list is too short to scroll.
  *
  * @example A list too short to scroll fills up at once
  * ```ts
@@ -103,7 +93,7 @@ export function loadOlderOnScroll<Item, Entry>(
 
   const canScroll = () => list.scrollHeight > list.clientHeight;
 
-  /** Puts the next page above; `false` when there was none to ask for. */
+  /** `false` when there was no page to ask for. */
   async function loadPage(): Promise<boolean> {
     const below = before ?? options.oldestShown();
     if (below === undefined || before === null) return false;
@@ -117,11 +107,9 @@ export function loadOlderOnScroll<Item, Entry>(
   }
 
   async function loadMore(): Promise<void> {
-    // One page at a time: a second scroll while one loads waits for it.
     if (loading !== undefined) return await loading;
     loading = (async () => {
       try {
-        // Bounded by the history: each page moves `before` down.
         while ((await loadPage()) && before !== null && !canScroll());
       } finally {
         loading = undefined;
@@ -131,8 +119,7 @@ export function loadOlderOnScroll<Item, Entry>(
   }
 
   const atTop = () => list.scrollTop <= margin;
-  // A failed page is tried again on the next scroll; the live stream and
-  // the status line say when the service cannot be reached.
+  // A failed page is tried again on the next scroll.
   const onScroll = (event: ScrollSignal) => {
     const up = event.deltaY === undefined || event.deltaY < 0;
     if (up && atTop()) loadMore().catch(() => {});

@@ -1,49 +1,40 @@
 /**
  * One tab of the page per browser follows the streams and tells the others
- * what they bring. Every tab holding its own two streams ran a browser out
- * of connections: past the service's WebSocket cap per address a tab falls
- * back to server-sent events over HTTP/1.1, Chromium keeps 6 connections
- * per host, and five tabs left no connection for a post. The leader is
- * whoever holds a Web Lock; when its tab closes the lock passes to a
- * waiting tab, which follows on from the last message it was told of.
- * Without Web Locks or `BroadcastChannel` every tab leads, as before.
- * `lead` and `follow` are called after {@linkcode shareAmongTabs} returns.
- *
- * It names no DOM type, so it type-checks with the rest of `src/` and its
- * rules run under `deno test`, where Deno has both.
+ * what they bring, so tabs do not run the browser out of connections; see
+ * docs/architecture.md, "The chat page's tabs".
  * @module
  */
 
-/** What a tab is told, and a tab that starts asks: `hello`, answered by the leader. */
+/** What a tab is told; a tab that starts says `hello`, and the leader greets it. */
 export type TabNews<Event> = { kind: "event"; event: Event } | {
   kind: "hello";
 };
 
 /** Options of {@linkcode shareAmongTabs}. */
 export interface SharedTabsOptions<Event> {
-  /** The lock's and the channel's name: tabs of one page share it. */
+  /** The lock's and the channel's name. */
   name: string;
-  /** Called once this tab leads: it starts following the streams. */
+  /** Called once this tab leads. */
   lead(): void;
-  /** Called when this tab starts without leading: it loads what it shows. */
+  /** Called when this tab starts without leading. */
   follow(): void;
   /** An event the leader told of, in a tab that does not lead. */
   hear(event: Event): void;
-  /** In the leader: a tab has started and wants the state the events would not repeat. */
+  /** In the leader: a tab has started and wants the state events would not repeat. */
   greet(): void;
 }
 
 /** This tab's part: whether it leads, and how the leader tells the others. */
 export interface SharedTabs<Event> {
   readonly leading: boolean;
-  /** Tells every other tab of `event`; only the leader's telling is heard. */
+  /** Tells every other tab of `event`; only the leader's telling is sent. */
   tell(event: Event): void;
-  /** Stops taking part (the lock is left to the others). */
+  /** Stops taking part, leaving the lock to the others. */
   close(): void;
 }
 
 /**
- * Takes part in the tabs' sharing under `options.name`.
+ * Takes part in the tabs' sharing; `lead` and `follow` are called after it returns.
  *
  * @example Two tabs, one leads
  * ```ts
@@ -92,19 +83,19 @@ export function shareAmongTabs<Event>(
     options.lead();
   };
   if (channel === undefined || locks === undefined) {
-    // Once the caller holds what this returns, as when a lock is granted.
+    // Without Web Locks or BroadcastChannel every tab leads.
     queueMicrotask(lead);
     return tabs;
   }
   channel.onmessage = ({ data }) => {
-    // Any script of the origin can post here: what is no news is dropped.
+    // Any script of the origin can post here.
     if (typeof data !== "object" || data === null) return;
     const news = data as TabNews<Event>;
     if (news.kind === "hello") {
       if (tabs.leading) options.greet();
     } else if (news.kind === "event" && !tabs.leading) options.hear(news.event);
   };
-  // Held until the tab closes (or `close`): the promise never settles before.
+  // The lock is held until the tab closes (or `close`).
   const hold = () =>
     new Promise<void>((resolve) =>
       release.signal.addEventListener("abort", () => resolve())
@@ -116,7 +107,6 @@ export function shareAmongTabs<Event>(
     }
     options.follow();
     channel.postMessage({ kind: "hello" });
-    // Waits its turn; the request is dropped when the tab closes.
     locks.request(options.name, { signal: release.signal }, () => {
       lead();
       return hold();
