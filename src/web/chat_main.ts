@@ -597,7 +597,8 @@ else ui.name.focus();
 const tabs: SharedTabs<PageEvent> = shareAmongTabs<PageEvent>({
   name: "lms-chat",
   lead,
-  follow: () => void (loaded = followTheLeader()),
+  // A load that failed is logged once; what the tab is told is shown anyway.
+  follow: () => void (loaded = followTheLeader().catch(console.error)),
   hear: (event) => void loaded.then(() => hear(event)),
   // A tab that starts learns whether the streams are live.
   greet: () => {
