@@ -26,25 +26,32 @@ import {
 } from "../tests/_support/program.ts";
 
 const USAGE =
-  `Usage: deno task bench:write-scale [--processes=1,2,4] [--duration=5] [--rounds=3] [--connections=64]`;
+  `Usage: deno task bench:write-scale [--processes=1,2,4] [--duration=5] [--rounds=3] [--connections=64] [--out=bench/results/write_scale.md]`;
 const flags = flagsOf({
   processes: { type: "string", default: "1,2,4" },
   duration: { type: "string", default: "5" },
   rounds: { type: "string", default: "3" },
   connections: { type: "string", default: "64" },
+  out: { type: "string", default: "bench/results/write_scale.md" },
 }, USAGE);
 const counts = flags.processes.split(",").map(Number);
 for (const [name, value] of Object.entries(flags)) {
+  if (name === "out") continue;
   const numbers = name === "processes" ? counts : [Number(value)];
   const most = name === "processes" ? 64 : 100_000;
-  if (!numbers.every((n) => Number.isSafeInteger(n) && n >= 1 && n <= most)) {
+  // wrk runs two threads, each with a connection at least.
+  const least = name === "connections" ? 2 : 1;
+  if (
+    !numbers.every((n) => Number.isSafeInteger(n) && n >= least && n <= most)
+  ) {
     usageError(
-      `--${name} must be whole numbers from 1 to ${most} (got ${value})`,
+      `--${name} must be whole numbers from ${least} to ${most} (got ${value})`,
     );
   }
 }
 
-const OUT = new URL("./results/write_scale.md", import.meta.url).pathname;
+// A smoke run can write elsewhere than the published figures.
+const OUT = flags.out;
 const PLAIN = new URL("./peers/plain_redis.ts", import.meta.url).pathname;
 const POSTS_COUNTED = 100;
 

@@ -74,3 +74,10 @@ Deno.test("bench/write_scale.ts: a count of processes that is not a whole number
     assert.match(bad.stderr, /--processes must be whole numbers from 1 to 64/);
   }
 });
+
+Deno.test("bench/write_scale.ts: fewer connections than wrk's two threads is named, not a crash", async () => {
+  const bad = await runScript("write_scale.ts", ["--connections=1"]);
+  assert.equal(bad.code, 2, bad.stderr);
+  assert.match(bad.stderr, /--connections must be whole numbers from 2 to/);
+  assert.doesNotMatch(bad.stderr, /\n\s+at /);
+});
