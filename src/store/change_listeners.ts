@@ -1,7 +1,4 @@
-/**
- * The listeners of a store's changes, shared by every store implementation.
- * @module
- */
+/** The listeners of a store's changes, for every store implementation. @module */
 
 import type { StoreEvent } from "./store.ts";
 

@@ -1,7 +1,4 @@
-/**
- * Presence for the memory store: one process holds every stream, so its tracker is the truth.
- * @module
- */
+/** Presence for the memory store, where one process holds every stream. @module */
 
 import { forgetSweepMs, type StoreEvent } from "./store.ts";
 
@@ -32,7 +29,7 @@ export interface Forgetting {
 export class MemoryPresence {
   #emit: (event: StoreEvent) => void;
   #online = new Set<string>();
-  /** Last activity, oldest first (activity moves a name to the end), so a sweep stops at the first not idle. */
+  /** Last activity, oldest first, so a sweep stops at the first not idle. */
   #active = new Map<string, number>();
   #forgetting: Forgetting | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -80,11 +77,10 @@ export class MemoryPresence {
     const { afterSeconds, unregister } = this.#forgetting!;
     const now = performance.now();
     const idleSince = now - afterSeconds * 1000;
-    // Bounded: each pass moves or removes the first entry, or stops.
     for (let left = this.#active.size; left > 0; left--) {
       const [name, last] = this.#active.entries().next().value!;
       if (last > idleSince) return;
-      // Online counts as active: to the end, so it does not keep the sweep from idle ones.
+      // Online counts as active: moved to the end, out of the sweep's way.
       if (this.#online.has(name)) this.active(name);
       else unregister(name);
     }

@@ -1,7 +1,5 @@
 /**
- * The default store: state in this process's memory, lost on restart as the
- * contract says. Messages live in a fixed-size ring, so inserting costs the
- * same at any count and memory stops growing at the history bound.
+ * The default store: state in this process's memory, lost on restart.
  * @module
  */
 
@@ -42,19 +40,16 @@ import { type RateLimit, TokenBuckets } from "./token_buckets.ts";
  */
 export class MemoryStore implements Store {
   #users = new Map<string, string>();
-  /** The skeletons of the registered names (`identity/name_skeleton.ts`). */
+  /** The skeletons of the registered names: one look, one name. */
   #looks = new Set<string>();
   #userList: readonly string[] | undefined;
   #messages: Ring;
   #maxUsers: number;
   #quote = INITIAL_QUOTE;
-  // GET / is the hottest read and changes only on a post, so its list is
-  // built once per post, not once per request (and the same array lets the
-  // service build its answer once too). One slot, not a Map: a long-lived
-  // Map cleared on every post allocates a new table each time, in the old
-  // generation once the Map has aged there.
+  // GET / is the hottest read: built once per post. One slot, not a Map, which
+  // would churn (docs/architecture.md#one-timer-for-many-waits).
   #newest: { limit: number; messages: readonly string[] } | undefined;
-  /** The id of the newest message: ids are consecutive, so the ring holds ids `#lastId - size + 1` to `#lastId`. */
+  /** Ids are consecutive: the ring holds `#lastId - size + 1` to `#lastId`. */
   #lastId = 0;
   #listeners = new ChangeListeners();
   #buckets = new TokenBuckets();
@@ -84,7 +79,6 @@ export class MemoryStore implements Store {
     this.#spend(allowance);
     if (this.#users.has(name)) return "exists";
     if (this.#users.size >= this.#maxUsers) return "full";
-    // One name, one look: a name that looks like a registered one is taken.
     const look = lookOf(name);
     if (this.#looks.has(look)) return "exists";
     this.#looks.add(look);
@@ -116,7 +110,7 @@ export class MemoryStore implements Store {
     this.#listeners.emit({ kind: "unregistered", name });
   }
 
-  /** Names in registration order (a `Map` keeps insertion order), rebuilt only after a change. */
+  /** Names in registration order, rebuilt only after a change. */
   listUsers(): readonly string[] {
     return this.#userList ??= [...this.#users.keys()];
   }
@@ -176,7 +170,6 @@ export class MemoryStore implements Store {
   /** A page of the retained messages below `before`, newest first. */
   olderMessages(before: number | undefined, limit: number): MessagePage {
     const firstRetained = this.#lastId - this.#messages.size + 1;
-    // Ids are consecutive, so the page is a range of them.
     const top = Math.min(this.#lastId, (before ?? Infinity) - 1);
     const count = Math.max(0, Math.min(limit, top - firstRetained + 1));
     const messages = this.#messages.newestAfter(this.#lastId - top, count)
@@ -225,10 +218,7 @@ export class MemoryStore implements Store {
     if (wait > 0) throw new RateLimited(wait, allowance.rate);
   }
 
-  /**
-   * How long `client` must wait before authenticating again, in ms; one
-   * process counts its own failures, so the credential is left to the caller.
-   */
+  /** How long `client` must wait before authenticating again, in ms; the credential is left to the caller. */
   authWait(client: string, rate: RateLimit, _credential?: unknown): AuthTry {
     const waitMs = this.#authFailures.waitOf(client, rate);
     return waitMs === 0 ? FREE_TRY : { waitMs };

@@ -1,7 +1,4 @@
-/**
- * A fixed-size ring: inserting costs the same at any count, and memory stops at the capacity.
- * @module
- */
+/** A fixed-size ring: inserting costs the same at any count. @module */
 
 /** A fixed-capacity ring of strings, newest overwriting oldest. */
 export class Ring {

@@ -1,12 +1,7 @@
 /**
- * The interfaces all state lives behind, one per concern, and `Store`,
- * all of them at once. Every operation is a single atomic step in meaning,
- * so an implementation shared by many processes (Redis) stays consistent
- * without locks in the services.
- *
- * A message crosses it as its JSON object text, as it is stored and sent:
- * `addMessage` takes it, `newestMessages` and `recentMessages` give it back,
- * never parsed. Lists are arrays of those texts, for the services to frame.
+ * The interfaces all state lives behind, one per concern, and `Store`, all of
+ * them (docs/architecture.md#the-store-interface). A message crosses them as
+ * its JSON object text, never parsed.
  * @module
  */
 
@@ -46,8 +41,8 @@ export type Awaitable<T> = T | Promise<T>;
 export type RegisterResult = "registered" | "exists" | "full";
 
 /**
- * Who holds which token, for checking a request's credential: the part of
- * {@linkcode UserDirectory} that authentication needs.
+ * Who holds which token: the part of {@linkcode UserDirectory} that
+ * authentication needs.
  *
  * @example Checking a token
  * ```ts
@@ -63,20 +58,13 @@ export type RegisterResult = "registered" | "exists" | "full";
 export interface UserTokens {
   /** The token stored for `name`, or `undefined` when it is not registered. */
   tokenOf(name: string): Awaitable<string | undefined>;
-  /**
-   * `name` made an authenticated request: with
-   * {@linkcode StoreLimits.forgetUsersAfter}, its idle time starts again.
-   * Cheap enough for every request (Redis: sent in batches, at most one
-   * write per user and interval).
-   */
+  /** `name` made an authenticated request: its idle time starts again. Cheap enough for every request. */
   touchUser(name: string): void;
 }
 
 /**
  * Failed authentications, counted per client so that guessing tokens is
- * limited (`--auth-failures`). The wait is answered from memory, so every
- * authenticated request can ask; with Redis the count is shared, and a
- * client that runs out is announced to every process.
+ * limited (`--auth-failures`); with Redis the count is shared.
  *
  * @example A client that guessed too often waits
  * ```ts
@@ -93,12 +81,9 @@ export interface UserTokens {
  */
 export interface AuthFailures {
   /**
-   * Asked before a credential is checked: how long `client` must wait, in
-   * ms (0 when it may try now). A shared store may judge the credential
-   * (`name` and its token's `digest`) itself in the same step, for a
-   * client with recent failures, counting it when wrong (`verdict`), so
-   * that tries at several processes at once can neither slip past the
-   * count nor spend it when right.
+   * How long `client` must wait before a credential is checked, in ms. A
+   * shared store may judge the credential itself (`verdict`), so that tries
+   * at several processes at once can neither slip past the count nor spend it.
    */
   authWait(
     client: string,
@@ -127,14 +112,11 @@ export interface AuthFailures {
 export interface AuthTry {
   /** How long to wait before trying, in ms; 0 when the try may go ahead. */
   waitMs: number;
-  /**
-   * Present when the store judged the credential itself: whether it
-   * authenticates (a wrong one is counted already).
-   */
+  /** When the store judged the credential: whether it authenticates (a wrong one is counted already). */
   verdict?: boolean;
 }
 
-/** A try that may go ahead, its credential left to the caller: one object for every such answer. */
+/** A try that may go ahead, its credential left to the caller. */
 export const FREE_TRY: AuthTry = Object.freeze({ waitMs: 0 });
 
 /**
@@ -153,23 +135,16 @@ export const FREE_TRY: AuthTry = Object.freeze({ waitMs: 0 });
  */
 export interface UserDirectory extends UserTokens {
   /**
-   * Stores `token` for `name` unless the name, or one that looks like it
-   * (its UTS #39 skeleton), is taken or the user limit is reached. The
-   * services store a token's digest (`identity/token_digest.ts`), never the
-   * token. Every write takes an optional `allowance`: it is spent in the
-   * same atomic step as the write, and when the client has none left the
-   * write fails with {@linkcode RateLimited} and changes nothing.
+   * Stores `token` for `name` unless the name, or one that looks like it, is
+   * taken or the user limit is reached. A write's `allowance` is spent in the
+   * same step, or it throws {@linkcode RateLimited} and changes nothing.
    */
   registerUser(
     name: string,
     token: string,
     allowance?: Allowance,
   ): Awaitable<RegisterResult>;
-  /**
-   * Removes `name` only while its token is still `token`; `false` when it
-   * was not. Every process's listeners hear `unregistered`, and the name is
-   * online nowhere any more.
-   */
+  /** Removes `name` only while its token is still `token`; `false` when it was not. */
   removeUser(
     name: string,
     token: string,
@@ -194,26 +169,13 @@ export interface UserDirectory extends UserTokens {
  * ```
  */
 export interface MessageLog {
-  /**
-   * Inserts a message (JSON object text) as the newest, dropping the oldest
-   * past the history bound, and gives it the next id (1 for the first
-   * message the store ever keeps) in the same atomic step. Answers the id.
-   */
+  /** Inserts a message as the newest, dropping the oldest past the history bound; answers its id (from 1). */
   addMessage(message: string, allowance?: Allowance): Awaitable<number>;
   /** The newest `limit` messages (each its JSON object text), newest first; the same array until a message is added. */
   newestMessages(limit: number): Awaitable<readonly string[]>;
-  /**
-   * The retained messages with an id above `afterId`, oldest first (only the
-   * newest `limit` of them when `limit` is given), the newest id ever given,
-   * and how many messages above `afterId` have left the history.
-   */
+  /** The retained messages above `afterId` (at most the newest `limit`), oldest first, and how many were missed. */
   recentMessages(afterId: number, limit?: number): Awaitable<RecentMessages>;
-  /**
-   * A page of the history, newest first: the retained messages with an id
-   * below `before` (every one when `before` is absent), at most `limit` of
-   * them, and the `before` of the next older page (`null` when nothing
-   * older is retained). Ids need not exist: a page is cut by value.
-   */
+  /** Up to `limit` retained messages below `before`, newest first, and the next older page's `before`. */
   olderMessages(
     before: number | undefined,
     limit: number,
@@ -257,17 +219,11 @@ export interface QuoteCell {
  * ```
  */
 export interface ChangeFeed {
-  /**
-   * Calls `listener` with every change any process makes, in the order they
-   * were stored (messages in id order); answers the function that stops it.
-   */
+  /** Calls `listener` with every change any process makes, in order; answers the function that stops it. */
   subscribe(listener: (event: StoreEvent) => void): () => void;
   /**
-   * Whether `subscribe`'s listeners hear of every change now: a number that
-   * stays the same for as long as they do (two equal answers mean nothing
-   * was missed between them), or `undefined` while changes may be missed
-   * (Redis: the process's subscription is down). The memory store always
-   * answers the same number.
+   * A number that stays the same while listeners hear every change (two equal
+   * answers mean nothing was missed between them); `undefined` while they may not.
    */
   subscriptionEpoch(): number | undefined;
 }
@@ -289,18 +245,9 @@ export interface ChangeFeed {
  * ```
  */
 export interface PresenceBoard {
-  /**
-   * `name` now has a stream authenticated as it open in this process, and
-   * had none: it is online (listeners hear `presence` if it was offline
-   * everywhere). A name that is not registered stays offline. Called once
-   * per change by the process's presence tracker (`src/presence/`), which
-   * counts the streams.
-   */
+  /** `name`'s first stream in this process opened: it is online, if registered. */
   userOnline(name: string): void;
-  /**
-   * `name` has no authenticated stream open in this process any more: it is
-   * offline once no process holds one (listeners hear `presence`).
-   */
+  /** `name`'s last stream in this process closed: offline once no process holds one. */
   userOffline(name: string): void;
   /** The registered users online in any process, in registration order. */
   onlineUsers(): Awaitable<readonly string[]>;
@@ -318,17 +265,12 @@ export interface PresenceBoard {
  * ```
  */
 export interface StoreHealth {
-  /**
-   * Whether the store can serve now, and why not: the memory store always
-   * can; Redis when its subscription is up and it takes a write (a Redis
-   * that answers but refuses writes, out of memory or read-only, cannot).
-   */
+  /** Whether the store can serve now (Redis: subscribed and taking writes), and why not. */
   isReady(): Awaitable<Readiness>;
 }
 
 /**
- * All state, behind one object: each part of the program is handed only
- * the interfaces it uses, and whoever opened the store closes it.
+ * All state, behind one object; whoever opened the store closes it.
  *
  * @example A store that counts its posts
  * ```ts
@@ -446,12 +388,8 @@ export interface MessagePage {
 }
 
 /**
- * A change, as {@linkcode ChangeFeed.subscribe} reports it: a message stored, the
- * quote replaced, a user come online or gone offline (in any process), a
- * user unregistered (by `removeUser` or forgotten for idling), or `reset`
- * when the store can no longer vouch that no change was missed (a lost
- * Redis connection, an emptied Redis): readers should start again from the
- * history.
+ * A change, as {@linkcode ChangeFeed.subscribe} reports it; `reset` when the
+ * store cannot vouch that none was missed, so readers start again from the history.
  *
  * @example Following changes
  * ```ts
@@ -491,19 +429,11 @@ export interface StoreLimits {
   history?: number;
   /** How many users may be registered at once: 1 to 100,000,000. Default 100,000. */
   maxUsers?: number;
-  /**
-   * Unregisters, as `removeUser` would, a user who has been offline and
-   * has made no authenticated request ({@linkcode UserTokens.touchUser}) for
-   * this many seconds: 1 to 31,536,000. Default: never.
-   */
+  /** Unregisters a user offline and idle for this many seconds: 1 to 31,536,000. Default: never. */
   forgetUsersAfter?: number;
 }
 
-/**
- * The default and range of the heartbeat, in milliseconds: how often event
- * streams get a comment when quiet, and (Redis) how often a process
- * refreshes its presence record. Under 10 ms a core would be kept busy.
- */
+/** The heartbeat of quiet streams and (Redis) presence records, in ms; under 10 ms a core stays busy. */
 export const HEARTBEAT_MS = {
   default: 15_000,
   min: 10,
@@ -513,20 +443,12 @@ export const HEARTBEAT_MS = {
 /** The range of {@linkcode StoreLimits.forgetUsersAfter}, in seconds: up to a year. */
 export const FORGET_USERS_AFTER: WholeRange = { min: 1, max: 31_536_000 };
 
-/**
- * How often a store looks for users to forget after `afterSeconds` idle: a
- * tenth of that, so a user is forgotten at most 10% late, between 50 ms
- * and a minute. With Redis, a process's users' activity is sent as often.
- */
+/** How often to look for users idle `afterSeconds`: a tenth of it (at most 10% late), 50 ms to a minute. */
 export function forgetSweepMs(afterSeconds: number): number {
   return Math.min(60_000, Math.max(50, afterSeconds * 100));
 }
 
-/**
- * The default and the range of each of {@linkcode StoreLimits}: the
- * defaults are the contract's, and the program's flags take the same
- * ranges. The contract keeps at least 5 messages.
- */
+/** The default and range of each of {@linkcode StoreLimits}; the program's flags take the same. */
 export const STORE_LIMITS = {
   history: { default: 100, min: 5, max: 10_000_000 },
   maxUsers: { default: 100_000, min: 1, max: 100_000_000 },
@@ -603,8 +525,7 @@ export interface Allowance {
 }
 
 /**
- * Thrown by a write whose client has no allowance left; nothing was
- * written. Answered 429 with `Retry-After`.
+ * Thrown by a write whose client has no allowance left; nothing was written.
  *
  * @example Refused
  * ```ts

@@ -1,7 +1,6 @@
 /**
- * Rate limits in memory: a token bucket per client, kept as the one number
- * GCRA needs (the moment the bucket will be full again), so a client costs
- * one map entry, and a client whose bucket is full again costs nothing.
+ * Rate limits in memory: per client the one number GCRA needs, the moment its
+ * bucket is full again (docs/architecture.md#rate-limits).
  * @module
  */
 
@@ -29,23 +28,15 @@ export interface RateLimit {
 
 /** Options of {@linkcode TokenBuckets}. */
 export interface TokenBucketsOptions {
-  /**
-   * How many clients are tracked at most. Past it the longest-tracked
-   * client is forgotten (its bucket starts full again), so no number of
-   * addresses can grow memory past it. Default 100,000.
-   */
+  /** How many clients are tracked at most; past it the longest-tracked is forgotten. Default 100,000. */
   maxClients?: number;
   /** The clock, in milliseconds. Default `Date.now`. */
   now?: () => number;
 }
 
-/**
- * The buckets of every client; a bucket that has filled up again is
- * forgotten at the next sweep, which runs at most once per time a bucket
- * takes to fill, so it costs little per write.
- */
+/** The buckets of every client; a full one is forgotten at the next sweep (once per time to fill). */
 export class TokenBuckets {
-  /** Per client: when its bucket is full again (GCRA's theoretical arrival time). */
+  /** Per client: when its bucket is full again. */
   #full = new Map<string, number>();
   #maxClients: number;
   #now: () => number;
@@ -85,11 +76,8 @@ export class TokenBuckets {
     if (wait > 0) return wait;
     const tracked = this.#full.get(client);
     const full = Math.max(tracked ?? now, now);
-    // A tracked client's entry is updated in place rather than deleted and
-    // added again: a long-lived Map with a delete and an add per write
-    // rebuilds its table every few writes, and once the Map has aged into
-    // V8's old generation each rebuild is old-space garbage. So the map's
-    // order is the order clients were first tracked, which the cap follows.
+    // Updated in place, not deleted and re-added, so the Map does not churn
+    // (docs/architecture.md#one-timer-for-many-waits); the cap drops the first tracked.
     if (tracked === undefined && this.#full.size >= this.#maxClients) {
       this.#full.delete(this.#full.keys().next().value!);
     }

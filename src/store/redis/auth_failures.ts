@@ -1,8 +1,6 @@
 /**
- * Failed authentications counted in Redis, so every process shares each
- * client's count. A client that has not failed in this process lately is
- * judged from memory (no round trip); one that has is judged in Redis, its
- * credential checked in the step that counts it.
+ * Failed authentications counted in Redis, shared by every process; only a
+ * client that failed here lately costs a round trip.
  * @module
  */
 
@@ -15,7 +13,6 @@ import {
 import { UnexpectedReply } from "./replies.ts";
 import { type RateLimit, TokenBuckets } from "../token_buckets.ts";
 import type { RedisKernel } from "./kernel.ts";
-import { callOf } from "./scripts.ts";
 
 /** How many waiting clients are remembered at most; past it the oldest is forgotten. */
 const MAX_WAITING = 100_000;
@@ -28,10 +25,7 @@ export class RedisAuthFailures implements AuthFailures {
   #kernel: RedisKernel;
   /** Per client: until when (Date.now) it must wait, as any process heard. */
   #waiting = new Map<string, number>();
-  /**
-   * This process's own count: never more than the shared one, and what
-   * still holds while Redis does not answer.
-   */
+  /** This process's own count: what still holds while Redis does not answer. */
   #local = new TokenBuckets();
 
   constructor(kernel: RedisKernel) {
@@ -48,16 +42,12 @@ export class RedisAuthFailures implements AuthFailures {
   ): Awaitable<AuthTry> {
     const waitMs = this.#knownWait(client, rate);
     if (waitMs > 0) return { waitMs };
-    // A client that never failed here costs no round trip; one that did
-    // has its credential judged in Redis, in the step that counts it, so
-    // tries at several processes at once can neither slip past the count
-    // nor spend it when right.
     if (!this.#local.tracks(client)) return FREE_TRY;
     return this.#judge(client, rate, credential);
   }
 
   async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
-    const answer = await this.#run(client, rate, "authFailure", null);
+    const answer = await this.#run(client, rate, undefined);
     // Counted in Redis (1), or Redis did not answer: counted here too.
     if (answer === undefined || answer[0] === 1) this.#local.take(client, rate);
   }
@@ -67,7 +57,7 @@ export class RedisAuthFailures implements AuthFailures {
     rate: RateLimit,
     credential: Presented,
   ): Promise<AuthTry> {
-    const answer = await this.#run(client, rate, "authCheck", credential);
+    const answer = await this.#run(client, rate, credential);
     // Redis did not answer: the caller checks, as this process alone would.
     if (answer === undefined) return FREE_TRY;
     const [verdict, waitMs] = answer;
@@ -76,7 +66,6 @@ export class RedisAuthFailures implements AuthFailures {
     return { waitMs: 0, verdict: verdict === 1 };
   }
 
-  /** Remembers that `client` must wait `waitMs`. */
   #wait(client: string, waitMs: number): void {
     if (this.#waiting.size >= MAX_WAITING) {
       this.#waiting.delete(this.#waiting.keys().next().value!);
@@ -94,27 +83,32 @@ export class RedisAuthFailures implements AuthFailures {
     return Math.max(local, shared);
   }
 
-  /** Runs `script` for `client`: its answer, `[verdict or counted, wait]`, or `undefined` when Redis did not answer. */
+  /**
+   * Runs `authCheck` for a credential, else `authFailure`: `[verdict or
+   * counted, wait]`, or `undefined` when Redis did not answer.
+   */
   async #run(
     client: string,
     rate: RateLimit,
-    script: "authFailure" | "authCheck",
-    credential: Presented,
+    credential: Presented | undefined,
   ): Promise<[number, number] | undefined> {
     const { authFailures, channel, users } = this.#kernel.keys;
-    const keys = { bucket: authFailures + client, channel, users };
+    const keys = { bucket: authFailures + client, channel };
     const args = {
       client,
       period: String(rate.periodMs),
       burst: String(rate.burst),
-      name: credential?.name ?? "",
-      digest: credential?.digest ?? "",
     };
+    const script = credential === undefined ? "authFailure" : "authCheck";
     let reply: unknown;
     try {
-      reply = await this.#kernel.read((c) =>
-        c.run(...callOf(script, keys, args))
-      );
+      reply = await (credential === undefined
+        ? this.#kernel.script("authFailure", keys, args)
+        : this.#kernel.script("authCheck", { ...keys, users }, {
+          ...args,
+          name: credential?.name ?? "",
+          digest: credential?.digest ?? "",
+        }));
     } catch {
       return undefined;
     }
@@ -125,8 +119,7 @@ export class RedisAuthFailures implements AuthFailures {
       throw new UnexpectedReply(script, reply);
     }
     const [first, waitMs] = reply as [number, number];
-    // None left: this process refuses the client from memory at once,
-    // before the notice to every process comes back.
+    // Refused from memory at once, before the notice to every process comes back.
     if (waitMs > 0) this.#wait(client, waitMs);
     return [first, waitMs];
   }

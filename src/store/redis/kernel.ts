@@ -15,7 +15,12 @@ import { ChangeListeners } from "../change_listeners.ts";
 import { CommandGate } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice, type Notice } from "./change_notice.ts";
-import { callOf } from "./scripts.ts";
+import {
+  type ArgsOf,
+  callOf,
+  type KeysOf,
+  type ScriptName,
+} from "./scripts.ts";
 import { checkReply } from "./replies.ts";
 
 export function keysOf(prefix: string) {
@@ -107,6 +112,15 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     return this.gate.read(() => send(this.client));
   }
 
+  /** Reads with script `name`, its keys and arguments by name. */
+  script<N extends ScriptName>(
+    name: N,
+    keys: Record<KeysOf<N>, string>,
+    args: Record<ArgsOf<N>, string>,
+  ): Promise<unknown> {
+    return this.read((c) => c.run(...callOf(name, keys, args)));
+  }
+
   /** Before listeners hear of it. */
   onNotice(hear: (notice: Notice) => void): void {
     this.#hearers.push(hear);
@@ -128,16 +142,12 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
       const before = Date.now();
       const { generation, messageSequence: sequence } = this.keys;
       const { redisNow, generation: found, newestId } = checkReply(
-        await this.read((c) =>
-          c.run(...callOf("check", { generation, sequence }, {}))
-        ),
+        await this.script("check", { generation, sequence }, {}),
       );
       this.writes.observeClock(redisNow, before, Date.now());
       if (newestId < this.#highestId) {
         const floor = String(this.#highestId);
-        await this.read((c) =>
-          c.run(...callOf("raiseSequence", { sequence }, { floor }))
-        );
+        await this.script("raiseSequence", { sequence }, { floor });
       }
       this.sawId(newestId);
       await this.writes.tick();

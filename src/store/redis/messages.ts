@@ -13,7 +13,6 @@ import type {
 } from "../store.ts";
 import type { RedisKernel } from "./kernel.ts";
 import { LocalCopy } from "./local_copy.ts";
-import { callOf } from "./scripts.ts";
 import {
   historyEntry,
   messageId,
@@ -81,14 +80,10 @@ export class RedisMessages implements MessageLog {
     limit?: number,
   ): Promise<RecentMessages> {
     const { messages, messageSequence } = this.#kernel.keys;
-    const reply = await this.#kernel.read((c) =>
-      c.run(
-        ...callOf("recent", { messages, sequence: messageSequence }, {
-          afterId: String(afterId),
-          limit: String(limit ?? this.#history),
-        }),
-      )
-    );
+    const reply = await this.#kernel.script("recent", {
+      messages,
+      sequence: messageSequence,
+    }, { afterId: String(afterId), limit: String(limit ?? this.#history) });
     const recent = recentMessages(reply, afterId);
     this.#kernel.sawId(recent.newestId);
     return recent;
@@ -102,14 +97,10 @@ export class RedisMessages implements MessageLog {
     const { messages } = this.#kernel.keys;
     // Above every id: ids are safe integers, and Lua's numbers hold this one exactly.
     const below = before ?? Number.MAX_SAFE_INTEGER;
-    const reply = await this.#kernel.read((c) =>
-      c.run(
-        ...callOf("older", { messages }, {
-          before: String(below),
-          limit: String(limit),
-        }),
-      )
-    );
+    const reply = await this.#kernel.script("older", { messages }, {
+      before: String(below),
+      limit: String(limit),
+    });
     return messagePage(reply, below, limit);
   }
 }

@@ -4,7 +4,12 @@
  * @module
  */
 
-import { callOf } from "./scripts.ts";
+import {
+  type ArgsOf,
+  callOf,
+  type KeysOf,
+  type ScriptName,
+} from "./scripts.ts";
 import { type Awaitable, forgetSweepMs } from "../store.ts";
 import type { CommandGate } from "./command_gate.ts";
 import { LocalCopy, type Subscription } from "./local_copy.ts";
@@ -118,16 +123,25 @@ export class RedisPresence {
 
   onlineNames(): Awaitable<ReadonlySet<string>> {
     return this.#online.read(async () => {
-      const reply = await this.#gate.read(() =>
-        this.#client.run(
-          ...callOf("onlineNames", { held: this.#keys.held }, {}),
-        )
-      );
+      const reply = await this.#script("onlineNames", {
+        held: this.#keys.held,
+      }, {});
       if (!Array.isArray(reply) || reply.some((n) => typeof n !== "string")) {
         throw new UnexpectedReply("onlineNames", reply);
       }
       return new Set(reply as string[]);
     });
+  }
+
+  #script<N extends ScriptName>(
+    name: N,
+    keys: Record<KeysOf<N>, string>,
+    args: Record<ArgsOf<N>, string>,
+    rest?: readonly string[],
+  ): Promise<unknown> {
+    return this.#gate.read(() =>
+      this.#client.run(...callOf(name, keys, args, rest))
+    );
   }
 
   /** Answers whether this process's record was still there. */
@@ -137,20 +151,16 @@ export class RedisPresence {
     leave: string[] = [],
   ): Promise<boolean> {
     const { processes, held, touched, users, channel } = this.#keys;
-    const reply = await this.#gate.read(() =>
-      this.#client.run(
-        ...callOf(
-          "presence",
-          { processes, held, touched, users, channel },
-          {
-            pid: this.#pid,
-            lifetime: String(this.#lifetimeMs),
-            mode,
-            count: String(enter.length),
-          },
-          [...enter, ...leave],
-        ),
-      )
+    const reply = await this.#script(
+      "presence",
+      { processes, held, touched, users, channel },
+      {
+        pid: this.#pid,
+        lifetime: String(this.#lifetimeMs),
+        mode,
+        count: String(enter.length),
+      },
+      [...enter, ...leave],
     );
     if (reply !== "ok" && reply !== "gone") {
       throw new UnexpectedReply("presence", reply);
@@ -216,15 +226,16 @@ export class RedisPresence {
     const { processes, held, touched, channel } = this.#keys;
     try {
       for (let round = 0; round < ROUNDS; round++) {
-        const reply = await this.#gate.read(() =>
-          this.#client.run(
-            ...callOf("presenceBeat", { processes, held, touched, channel }, {
-              pid: this.#pid,
-              lifetime: String(this.#lifetimeMs),
-              limit: String(BATCH),
-            }),
-          )
-        );
+        const reply = await this.#script("presenceBeat", {
+          processes,
+          held,
+          touched,
+          channel,
+        }, {
+          pid: this.#pid,
+          lifetime: String(this.#lifetimeMs),
+          limit: String(BATCH),
+        });
         if (
           !Array.isArray(reply) || reply.length !== 2 ||
           !reply.every((flag) => flag === 0 || flag === 1)
@@ -251,28 +262,14 @@ export class RedisPresence {
     try {
       for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
         const names = [...this.#touched].slice(0, BATCH);
-        await this.#gate.read(() =>
-          this.#client.run(
-            ...callOf("touchUsers", { touched, users }, {}, names),
-          )
-        );
+        await this.#script("touchUsers", { touched, users }, {}, names);
         for (const name of names) this.#touched.delete(name);
       }
       for (let round = 0; round < ROUNDS; round++) {
-        const forgotten = await this.#gate.read(() =>
-          this.#client.run(
-            ...callOf("forgetIdle", {
-              users,
-              order,
-              touched,
-              held,
-              channel,
-              looks,
-            }, {
-              idleMs: String(this.#forgetAfterMs),
-              limit: String(BATCH),
-            }),
-          )
+        const forgotten = await this.#script(
+          "forgetIdle",
+          { users, order, touched, held, channel, looks },
+          { idleMs: String(this.#forgetAfterMs), limit: String(BATCH) },
         );
         if (typeof forgotten !== "number") {
           throw new UnexpectedReply("forgetIdle", forgotten);

@@ -1,10 +1,6 @@
 /**
- * Every Lua script, declared once: its `.lua` files (in `lua/`) and the
- * names of its keys and arguments, from which both its Lua locals and the
- * order of a call's KEYS and ARGV follow. Each write is one atomic step:
- * the write, its change notice and the record of its result
- * (`settled_writes.ts`) happen together or not at all. Why each piece is so:
- * docs/redis.md#the-scripts.
+ * Every Lua script, declared once with the names of its keys and arguments,
+ * from which its Lua locals and a call's order follow (docs/redis.md#the-scripts).
  * @module
  */
 
@@ -39,12 +35,7 @@ export const LATE = "late";
 /** What a write answers when its client's allowance is spent: this, then the milliseconds to wait. */
 export const LIMITED = "limited:";
 
-/**
- * A script with named keys and arguments. Its source begins with one Lua
- * local per name (`local users = KEYS[2]`), so its `.lua` files use names
- * only; with `rest`, it also takes any number of arguments after the named
- * ones, from `ARGV[<rest>From]` on.
- */
+/** A script whose source binds one Lua local per name; `rest` args follow from `ARGV[<rest>From]`. */
 export interface Script<K extends string = string, A extends string = string> {
   readonly keys: readonly K[];
   readonly args: readonly A[];
@@ -82,11 +73,7 @@ function script<const K extends string, const A extends string>(
 const SETTLED_KEYS = ["records"] as const;
 const SETTLED_ARGS = ["writeNumber", "fence", "expiry"] as const;
 
-/**
- * A settled write as two scripts: `name`, and `nameLimited`, which also
- * spends the client's allowance (key `bucket`, arguments `period` and
- * `burst`) in the same step. The body ends with `return done(<result>)`.
- */
+/** A settled write as `name` and `nameLimited`, which also spends the client's allowance. */
 function write<
   N extends string,
   const K extends string,
@@ -114,11 +101,7 @@ function write<
     >;
 }
 
-/**
- * Every script, by name. Registration order is a sorted set scored by a
- * counter, so a name that leaves and comes back goes to the end, as with
- * the memory store.
- */
+/** Every script, by name. */
 export const SCRIPTS = {
   ...write("register", {
     keys: ["users", "order", "sequence", "channel", "touched", "looks"],
@@ -220,8 +203,7 @@ export type ArgsOf<N extends ScriptName> = typeof SCRIPTS[N] extends
   Script<string, infer A> ? A : never;
 
 /**
- * A call of script `name`: its KEYS and ARGV in the order its declaration
- * gives, from values by name, then `rest` for a script that takes more.
+ * A call of script `name`: its KEYS and ARGV in declared order, then `rest`.
  *
  * @example
  * ```ts

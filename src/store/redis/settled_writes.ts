@@ -22,17 +22,18 @@ import {
   type WriteName,
 } from "./scripts.ts";
 
-/** The arguments every settled write takes before its own, filled in here. */
-type SettledArg = "writeNumber" | "fence" | "expiry";
 import { UnexpectedReply } from "./replies.ts";
 
-/** How long a process's records outlive the second they were written in, should the process not delete them (it died). */
+/** The arguments every settled write takes before its own, filled in here. */
+type SettledArg = "writeNumber" | "fence" | "expiry";
+
+/** How long a dead process's records outlive the second they were written in. */
 export const RECORD_TTL_MS = 3_600_000;
 
 /** How long a write may stay unsettled before it gives up: well within {@linkcode RECORD_TTL_MS}. */
 export const SETTLE_LIMIT_MS = 600_000;
 
-/** How far past a write's fence its record is kept: room for Redis's clock and ours to disagree, and for a script that was already running. */
+/** How far past a write's fence its record is kept, for clock disagreement and a running script. */
 const FENCE_GRACE_MS = 1000;
 
 /**
@@ -74,11 +75,8 @@ const ASKED = {
 } as const;
 
 /**
- * The way of one write to its outcome: state, then event, then the next
- * state. Each state's step (`#steps`) does its work and ends with an event;
- * this table alone says where that leads. States that are no key here end
- * the write. docs/redis.md (Settling a write) draws the same, and a test
- * holds the two together.
+ * One write's way to its outcome: state, then event, then the next state; a
+ * state that is no key ends it. docs/redis.md (Settling a write) draws it.
  */
 export const SETTLING = {
   /** The first attempt is out: nothing has run yet, so a failure that says it never will ends the write. */
@@ -224,12 +222,7 @@ export class SettledWrites {
     };
   }
 
-  /**
-   * Runs `script` settled: its result text, once known. Throws
-   * `StoreUnavailableError` when the write is known never to run,
-   * `RateLimited` when the client's allowance was spent, and
-   * {@linkcode WriteOutcomeUnknown} when its outcome could not be learnt.
-   */
+  /** Runs `script` settled: its result text once known, else the end's error. */
   run<N extends WriteName>(
     script: N,
     keys: Omit<Record<KeysOf<N>, string>, "records">,
@@ -421,12 +414,7 @@ export class SettledWrites {
     }
   }
 
-  /**
-   * Starts a new period and deletes the records no attempt can ask for any
-   * more: those of the oldest periods in which every write is settled and
-   * every fence has passed in Redis's clock (less the estimate's error and
-   * a grace). Called once a second, after a clock reading.
-   */
+  /** Starts a new period and deletes the records of settled periods whose fences have passed. */
   async tick(): Promise<void> {
     this.#current = this.#period();
     this.#periods.push(this.#current);

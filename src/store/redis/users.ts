@@ -12,7 +12,6 @@ import type {
 } from "../store.ts";
 import type { RedisKernel } from "./kernel.ts";
 import { KeptTokens, LocalCopy } from "./local_copy.ts";
-import { callOf } from "./scripts.ts";
 import { lookOf } from "../../identity/name_skeleton.ts";
 import { isClearToken, tokenDigest } from "../../identity/token_digest.ts";
 import { oneOf, UnexpectedReply } from "./replies.ts";
@@ -133,30 +132,22 @@ export class RedisUsers implements UserDirectory {
     let cursor = "0";
     // HSCAN ends by returning cursor 0; the bound only guards a Redis that never does.
     for (let step = 0; step < 10_000_000; step++) {
-      const reply = await this.#kernel.read((c) =>
-        c.run(
-          ...callOf("usersToConvert", { users, looks }, {
-            cursor,
-            count: "500",
-          }),
-        )
-      );
+      const reply = await this.#kernel.script("usersToConvert", {
+        users,
+        looks,
+      }, { cursor, count: "500" });
       if (
         !Array.isArray(reply) || reply.some((item) => typeof item !== "string")
       ) throw new UnexpectedReply("usersToConvert", reply);
       const [next, ...found] = reply as string[];
       for (let i = 0; i + 1 < found.length; i += 2) {
         const name = found[i]!, stored = found[i + 1]!;
-        await this.#kernel.read((c) =>
-          c.run(
-            ...callOf("convertUser", { users, looks }, {
-              name,
-              stored,
-              digest: isClearToken(stored) ? tokenDigest(stored) : stored,
-              skeleton: lookOf(name),
-            }),
-          )
-        );
+        await this.#kernel.script("convertUser", { users, looks }, {
+          name,
+          stored,
+          digest: isClearToken(stored) ? tokenDigest(stored) : stored,
+          skeleton: lookOf(name),
+        });
       }
       if (next === "0") {
         await this.#kernel.read((c) => c.setIfAbsent(converted, "1"));

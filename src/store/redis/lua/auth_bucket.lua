@@ -5,9 +5,8 @@ local function bucket_wait(now)
   return full - now - (tonumber(burst) - 1) * tonumber(period), full
 end
 
--- Counts one failure, unless none is left: {1 when counted, 0 when not;
--- the wait now}. When none is left, every process hears how long the
--- client must wait and refuses it from memory.
+-- Counts one failure unless none is left: {1 when counted, else 0; the wait}.
+-- When none is left every process hears the wait.
 local function count_failure(now)
   local wait, full = bucket_wait(now)
   local counted = 0

@@ -1,7 +1,5 @@
--- Who holds a user online: a sorted set with both directions of each
--- (process, name) pair, `n:<name>\1<pid>` and `p:<pid>\1<name>`, so both
--- "which processes hold this name" and "which names does this process
--- hold" are one range read.
+-- Who holds a user online: both directions of each (process, name) pair, so
+-- either question is one range read (docs/redis.md, Presence keys).
 local SEP, AFTER = string.char(1), string.char(2)
 local function holders(held, name, limit)
   return redis.call('ZRANGEBYLEX', held, '[n:' .. name .. SEP,

@@ -1,8 +1,5 @@
--- The list holds ids newest first, each at least one below the one before,
--- so the first entry below `before` is at most `head - before + 1` from the
--- head: exactly there while ids are consecutive (two LINDEX to confirm),
--- found by bisection when the sequence once jumped. Answers one entry more
--- than the limit when there is one, so the reader knows an older page exists.
+-- One page and one entry more, found in O(1) while ids are consecutive, else by
+-- bisection (docs/redis.md, History pages).
 local length = redis.call('LLEN', messages)
 if length == 0 then return {} end
 local function idAt(index)

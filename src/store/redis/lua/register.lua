@@ -1,9 +1,6 @@
 -- Registering is activity: the user's idle time starts now.
-if redis.call('HLEN', users) >= tonumber(maxUsers) then
-  if redis.call('HEXISTS', users, name) == 1 then return done('exists') end
-  return done('full')
-end
 if redis.call('HEXISTS', users, name) == 1 then return done('exists') end
+if redis.call('HLEN', users) >= tonumber(maxUsers) then return done('full') end
 -- One name, one look: a name whose skeleton a registered one has is taken.
 if redis.call('HEXISTS', looks, 's:' .. skeleton) == 1 then return done('exists') end
 redis.call('HSET', users, name, token)
