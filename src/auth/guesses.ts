@@ -100,6 +100,24 @@ export interface Authenticator {
  * );
  * ```
  */
+/**
+ * A wrong credential is answered 401 only if its failure was counted: one
+ * that found the client out of tries (another try took the last one
+ * meanwhile, here or at another process) is refused as if it came later.
+ */
+function wrongAnswer(
+  waitMs: number,
+  rate: RateLimit,
+  report: ((outcome: AuthOutcome) => void) | undefined,
+): null {
+  if (waitMs > 0) {
+    report?.("refused");
+    throw waitRefusal(REFUSALS.tooManyAuthFailures, rate, waitMs);
+  }
+  report?.("failed");
+  return null;
+}
+
 export function createAuthenticator(
   options: AuthenticatorOptions,
 ): Authenticator {
@@ -156,9 +174,15 @@ export function createAuthenticator(
     client: string,
   ): Awaitable<Credential | null> {
     if (user !== null) return user;
-    report?.("failed");
-    const counting = rate && store.countAuthFailure(client, rate);
-    return counting instanceof Promise ? counting.then(() => null) : null;
+    if (rate === undefined) {
+      report?.("failed");
+      return null;
+    }
+    const counting = store.countAuthFailure(client, rate);
+    const answered = (waitMs: number) => wrongAnswer(waitMs, rate, report);
+    return counting instanceof Promise
+      ? counting.then(answered)
+      : answered(counting);
   }
 
   return {

@@ -225,8 +225,8 @@ export class MemoryStore implements Store {
   }
 
   /** Counts one failed authentication of `client`. */
-  countAuthFailure(client: string, rate: RateLimit): void {
-    this.#authFailures.take(client, rate);
+  countAuthFailure(client: string, rate: RateLimit): number {
+    return this.#authFailures.take(client, rate);
   }
 
   /** Always: memory is always there. */

@@ -90,8 +90,11 @@ export interface AuthFailures {
     rate: RateLimit,
     credential: { name: string; digest: string } | null,
   ): Awaitable<AuthTry>;
-  /** Counts one failed authentication of `client`. */
-  countAuthFailure(client: string, rate: RateLimit): Awaitable<void>;
+  /**
+   * Counts one failed authentication of `client`: 0, or when none was left
+   * to count (tries at once took the last), the ms until one is.
+   */
+  countAuthFailure(client: string, rate: RateLimit): Awaitable<number>;
 }
 
 /**

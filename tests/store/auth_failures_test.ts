@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { sharedRedisServer, storeTest } from "../_support/call.ts";
 import { redisServerPath } from "../_support/redis_server.ts";
 import { RedisStore } from "../../src/store/redis/redis_store.ts";
-import type { AuthFailures } from "../../src/store/store.ts";
+import type { AuthFailures, UserTokens } from "../../src/store/store.ts";
 import type { RateLimit } from "../../src/store/token_buckets.ts";
+import { createAuthenticator } from "../../src/auth/guesses.ts";
 
 const rate = { burst: 3, periodMs: 60_000 };
 
@@ -142,5 +143,58 @@ redisPairTest(
     // The one failure left is still there, then none.
     assert.equal(await guess(a, client, rate), true);
     assert.equal(await guess(b, client, rate), false);
+  },
+);
+
+/**
+ * `count` wrong credentials checked at once at `store`, as requests reach
+ * the authenticator: how many were judged (401) rather than refused (429).
+ */
+async function wave(
+  store: UserTokens & AuthFailures,
+  client: string,
+  rate: RateLimit,
+  count: number,
+): Promise<number> {
+  const auth = createAuthenticator({ store, rate, clientOf: () => client });
+  const wrong = { name: "nobody", token: "0".repeat(40) };
+  const answers = await Promise.allSettled(
+    // Each started at once; a refusal thrown at once (memory) rejects.
+    Array.from(
+      { length: count },
+      async () => await auth.check({ ...wrong }, client),
+    ),
+  );
+  for (const answer of answers) {
+    if (answer.status === "fulfilled") assert.equal(answer.value, null);
+    else assert.equal(answer.reason.status, 429, String(answer.reason));
+  }
+  return answers.filter((a) => a.status === "fulfilled").length;
+}
+
+storeTest(
+  "a wave of wrong guesses by a new client at one process is judged no more than its burst",
+  async (store) => {
+    const judged = await wave(store, "198.51.100.40", rate, 50);
+    assert.equal(judged, rate.burst, `${judged} of 50 judged`);
+  },
+);
+
+redisPairTest(
+  "a client that ran out at one process gets one guess at another once a period passed, not a wave",
+  async (a, b) => {
+    const fast = { burst: 2, periodMs: 400 };
+    const client = "198.51.100.41";
+    assert.equal(await wave(a, client, fast, 2), 2);
+    // Both processes refuse it now: the other heard it from Redis.
+    let wait = 0;
+    for (let i = 0; i < 100 && wait === 0; i++) {
+      wait = (await b.authWait(client, fast, null)).waitMs;
+      if (wait === 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(wait > 0, "the other process heard");
+    await new Promise((r) => setTimeout(r, wait + 30));
+    const judged = await wave(b, client, fast, 50);
+    assert.equal(judged, 1, `${judged} of 50 judged after one period`);
   },
 );

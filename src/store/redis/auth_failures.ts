@@ -46,10 +46,18 @@ export class RedisAuthFailures implements AuthFailures {
     return this.#judge(client, rate, credential);
   }
 
-  async countAuthFailure(client: string, rate: RateLimit): Promise<void> {
-    const answer = await this.#run(client, rate, undefined);
-    // Counted in Redis (1), or Redis did not answer: counted here too.
-    if (answer === undefined || answer[0] === 1) this.#local.take(client, rate);
+  countAuthFailure(client: string, rate: RateLimit): Promise<number> {
+    // Counted here at once, before the round trip: this process's next try
+    // of the client, even in this same turn, is then judged in Redis.
+    const localWait = this.#local.take(client, rate);
+    return this.#run(client, rate, undefined).then((answer) =>
+      // Redis did not answer: this process's count stands alone.
+      answer === undefined
+        ? localWait
+        : answer[0] === 1
+        ? 0
+        : Math.max(1, answer[1])
+    );
   }
 
   async #judge(

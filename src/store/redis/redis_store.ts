@@ -203,7 +203,7 @@ export class RedisStore implements Store {
   }
 
   /** Counts one failed authentication of `client` in Redis, shared by every process. */
-  countAuthFailure(client: string, rate: RateLimit): Promise<void> {
+  countAuthFailure(client: string, rate: RateLimit): Promise<number> {
     return this.#authFailures.countAuthFailure(client, rate);
   }
 
