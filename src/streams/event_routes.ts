@@ -335,12 +335,6 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   };
 }
 
-/** One event object for all readers, encoded once per transport. */
-function deliverAll(hub: StreamHub, topic: string, event: () => StreamEvent) {
-  let made: StreamEvent | undefined;
-  for (const stream of hub.readers(topic)) stream.deliver(made ??= event());
-}
-
 export interface StreamRouteOptions {
   /** For the per-client cap. */
   clientOf: ClientAddressOf;
@@ -360,23 +354,18 @@ export function messageEventsRoute(
   hub.feed("messages", () =>
     store.subscribe((event) => {
       if (event.kind === "message") {
-        deliverAll(
-          hub,
-          "messages",
-          () => messages.event(event.id, event.json),
-        );
+        hub.deliver("messages", () => messages.event(event.id, event.json));
       } else if (event.kind === "presence" || event.kind === "unregistered") {
         // No id: a catch-up does not replay presence.
-        deliverAll(
-          hub,
-          "messages",
-          () => new StreamEvent("presence", presenceData(event)),
-        );
+        hub.deliver("messages", () =>
+          new StreamEvent("presence", presenceData(event)));
         // Then its streams end: the name may be taken anew.
         if (event.kind === "unregistered") {
           hub.endReader("messages", event.name, "unregistered");
         }
-      } else if (event.kind === "reset") hub.endAll("messages");
+      } else if (event.kind === "reset") {
+        hub.endAll("messages");
+      }
     }));
   return streamMethods({
     store,
@@ -419,12 +408,11 @@ export function quoteEventsRoute(
   hub.feed("quote", () =>
     store.subscribe((event) => {
       if (event.kind === "quote") {
-        deliverAll(
-          hub,
-          "quote",
-          () => new StreamEvent("quote", JSON.stringify(event.quote)),
-        );
-      } else if (event.kind === "reset") hub.endAll("quote");
+        hub.deliver("quote", () =>
+          new StreamEvent("quote", JSON.stringify(event.quote)));
+      } else if (event.kind === "reset") {
+        hub.endAll("quote");
+      }
     }));
   return streamMethods({
     store,
