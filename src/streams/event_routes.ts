@@ -179,18 +179,16 @@ function isWebSocketUpgrade(req: Request): boolean {
 /** The token of a `{"token": "..."}` frame, or `undefined`. */
 function tokenOfFrame(data: unknown): string | undefined {
   if (typeof data !== "string") return undefined;
-  let value: unknown;
+  let value: { token?: unknown } | null;
   try {
     value = JSON.parse(data);
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return undefined;
-  }
-  const keys = Object.keys(value);
-  const token = (value as { token?: unknown }).token;
-  return keys.length === 1 && typeof token === "string" ? token : undefined;
+  const token = value?.token;
+  return typeof token === "string" && Object.keys(value!).length === 1
+    ? token
+    : undefined;
 }
 
 /**
