@@ -32,7 +32,7 @@ import { normalName, recheck } from "../auth/auth.ts";
 import type { Authenticator } from "../auth/guesses.ts";
 import { checkMessage } from "./message_check.ts";
 import { historyRoutes } from "./history.ts";
-import { messageEventsRoute } from "../streams/event_routes.ts";
+import { messageEventsRoute, NEWEST_COUNT } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   authenticatorOf,
@@ -48,8 +48,6 @@ import { tokenDigest } from "../identity/token_digest.ts";
 import { type AllowanceOf, allowanceOf } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
-
-export const NEWEST_COUNT = 5;
 
 const ADDED_BODY = JSON.stringify({ status: "added" });
 

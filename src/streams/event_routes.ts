@@ -42,8 +42,8 @@ const STREAM_HEADERS = {
   "cache-control": "no-cache",
 };
 
-/** What `GET /` answers too. */
-const NEWEST_COUNT = 5;
+/** How many messages `GET /` answers, and a catch-up without an id sends. */
+export const NEWEST_COUNT = 5;
 
 /**
  * `Last-Event-ID`, else `?lastEventId=` (a browser cannot send the header
