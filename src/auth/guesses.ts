@@ -1,8 +1,6 @@
 /**
- * Guessing is limited: each client's failed authentications are counted,
- * and past its allowance the client is refused 429 on every authenticated
- * route, a credential that would authenticate included, so a right guess
- * tells it nothing until it has waited.
+ * Guessing is limited: past its failures' allowance a client is refused 429
+ * on every authenticated route, so a right guess tells it nothing.
  * @module
  */
 
@@ -30,8 +28,7 @@ import { tokenDigest } from "../identity/token_digest.ts";
 export const AUTH_FAILURES_DEFAULT: RateLimit = { burst: 100, periodMs: 100 };
 
 /**
- * What an {@linkcode Authenticator} reports to metrics: a credential that
- * did not authenticate, or a request refused for guessing.
+ * A credential that did not authenticate, or a request refused for guessing.
  *
  * @example Counting failures
  * ```ts
@@ -59,11 +56,7 @@ export interface AuthenticatorOptions {
 
 /** Authentication with guessing limited. */
 export interface Authenticator {
-  /**
-   * The credential of `req` when it authenticates; `null` when it has none
-   * or a wrong one (which counts as a failure). Throws (or rejects with)
-   * the 429 refusal while the client must wait.
-   */
+  /** The credential of `req` when it authenticates, else `null`; throws 429 while the client must wait. */
   authenticate(
     req: Request,
     info?: ConnectionInfo,

@@ -1,10 +1,6 @@
 /**
- * The catalogue of refusals: every error entry the service answers (its
- * status, location, name and exact text), every fixed `{status, message}`
- * body and every WebSocket close code. Handlers build their errors from it,
- * the OpenAPI document lists them from it and the clients read the close
- * codes from it, so each text is written once. It lives in `http`, below
- * the clients, so that they can import it.
+ * Every refusal's status and text, fixed body and WebSocket close code,
+ * written once for handlers, the OpenAPI document and the clients.
  * @module
  */
 
@@ -47,10 +43,7 @@ export interface ErrorEntry {
   description: string;
 }
 
-/**
- * One refusal: the status it is answered with and the entry it lists. A
- * `{placeholder}` in the description is filled in by {@linkcode entryOf}.
- */
+/** One refusal; {@linkcode entryOf} fills in a description's `{placeholder}`. */
 export interface Refusal {
   readonly status: number;
   readonly location: ErrorLocation;
@@ -61,7 +54,6 @@ export interface Refusal {
 /** The longest name accepted, in Unicode code points. */
 export const MAX_NAME_LENGTH = 64;
 
-/** Refusals about the request body, or its URL: `status` first, the text after. */
 const body = (name: string, status = 400) => (description: string) =>
   ({ status, location: "body", name, description }) as const;
 const url = (name: string, status = 400) => (description: string) =>
@@ -202,11 +194,7 @@ export interface CloseCode {
 const close = (code: number, then: string, when: string) =>
   ({ code, when, then }) as const;
 
-/**
- * The close code for each way the server ends a socket. The clients stop
- * on `bad-frame` and `bad-token`, which waiting cannot fix, and reconnect
- * on the others.
- */
+/** The clients stop on `bad-frame` and `bad-token` and reconnect on the others. */
 export const CLOSE_CODES = {
   stopping: close(1001, "reconnect", "the server is stopping, or no pong came"),
   "bad-frame": close(

@@ -75,11 +75,7 @@ export function clientAddressOf(
   };
 }
 
-/**
- * `text` as one spelling of its IP address, or `undefined` when it is no
- * address: otherwise `2001:DB8::1` and `2001:db8::1` would be two clients
- * to the limits, and any string a proxy passed on one more.
- */
+/** One spelling per address (`2001:DB8::1` is `2001:db8::1`), or `undefined` when it is none. */
 function canonicalAddress(text: string): string | undefined {
   // Some proxies add the port: `1.2.3.4:56`, `[2001:db8::1]:56`.
   const [, host = text] = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(text) ??

@@ -1,9 +1,6 @@
 /**
- * Response compression. `Deno.serve` 2.9.6 sends every answer as it is
- * given (measured: no `Content-Encoding` for any body type, whatever the
- * request accepts; see docs/architecture.md), so the service compresses
- * itself: fixed documents once, ahead of time, and JSON answers of at least
- * {@linkcode MIN_COMPRESSED_BYTES} as they are made. Event streams never.
+ * Response compression, which `Deno.serve` 2.9.6 does not do (see
+ * docs/architecture.md): fixed documents once, JSON answers as they are made.
  * @module
  */
 
@@ -59,25 +56,29 @@ export function encode(
   return new Uint8Array(out);
 }
 
-function varyOnEncoding(headers: Headers) {
+/** `body` as sent in `encoding` (or as it is), saying `Vary` and its length. */
+function encoded(
+  body: Uint8Array<ArrayBuffer>,
+  status: number,
+  headers: Headers,
+  encoding: Encoding | undefined,
+): Response {
   const vary = headers.get("vary");
   if (vary === null) headers.set("vary", "Accept-Encoding");
   else if (!/accept-encoding/i.test(vary)) {
     headers.set("vary", `${vary}, Accept-Encoding`);
   }
+  if (encoding) headers.set("content-encoding", encoding);
+  headers.set("content-length", String(body.byteLength));
+  return new Response(body, { status, headers });
 }
 
-/**
- * A fixed document, compressed once per encoding: each request gets the variant its
- * `Accept-Encoding` prefers, with `Vary` and the length of what is sent.
- */
+/** A fixed document, compressed once per encoding, each when first asked for. */
 export function precompressed(
   body: string,
   headers: Record<string, string>,
 ): (req: Request) => Response {
   const identity = new TextEncoder().encode(body);
-  // Each variant is made when first asked for: a handler built and never
-  // asked (most in tests) spends nothing on it.
   const variants = new Map<Encoding, Uint8Array<ArrayBuffer>>();
   const variant = (encoding: Encoding) => {
     let bytes = variants.get(encoding);
@@ -90,19 +91,11 @@ export function precompressed(
   return (req) => {
     const encoding = chooseEncoding(req.headers.get("accept-encoding"));
     const sent = encoding ? variant(encoding) : identity;
-    const answer = new Headers(headers);
-    varyOnEncoding(answer);
-    if (encoding) answer.set("content-encoding", encoding);
-    answer.set("content-length", String(sent.byteLength));
-    return new Response(sent, { status: 200, headers: answer });
+    return encoded(sent, 200, new Headers(headers), encoding);
   };
 }
 
-/**
- * The text of JSON answers that may reach {@linkcode MIN_COMPRESSED_BYTES},
- * by answer: only these are rebuilt. Rebuilding every answer to a client
- * that accepts gzip tripled the CPU of a small one (GET /quote: 8 to 27 µs).
- */
+/** The JSON text of answers that may be large: rebuilding every answer tripled a small one's CPU. */
 const largeJson = new WeakMap<Response, string>();
 
 /** Notes that `res` carries JSON `text` which may be worth compressing. */
@@ -112,20 +105,15 @@ export function markCompressible(res: Response, text: string): Response {
   return res;
 }
 
-/**
- * Wraps `handler` so its JSON answers of at least
- * {@linkcode MIN_COMPRESSED_BYTES} go compressed to clients that accept it.
- * Every JSON answer to such a client says `Vary: Accept-Encoding`.
- */
+/** Compresses `handler`'s JSON answers of at least {@linkcode MIN_COMPRESSED_BYTES}. */
 export function compressJson<Rest extends unknown[]>(
   // Any handler's shape, so this module needs nothing of the router's.
   handler: (req: Request, ...rest: Rest) => Response | Promise<Response>,
 ): (req: Request, ...rest: Rest) => Response | Promise<Response> {
   return (req, ...rest) => {
     const encoding = chooseEncoding(req.headers.get("accept-encoding"));
-    // Without an encoding the answer is passed on as it came, not even
-    // awaited: Deno 2.9 sends an answer awaited here (or whose headers were
-    // changed) chunked, without its length, when the body went unread.
+    // Passed on not even awaited: Deno 2.9 sends an answer awaited here
+    // chunked, without its length, when its body went unread.
     if (encoding === undefined) return handler(req, ...rest);
     return compressed(handler(req, ...rest), encoding);
   };
@@ -137,16 +125,11 @@ async function compressed(
 ): Promise<Response> {
   const res = await answer;
   const text = largeJson.get(res);
-  // A small answer goes as it is, without Vary: identity suits every
-  // client, so a cache may serve it to any.
+  // A small answer goes without Vary: identity suits every client.
   if (text === undefined) return res;
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength < MIN_COMPRESSED_BYTES) return res;
   await res.body?.cancel();
   const sent = encode(bytes, encoding, false);
-  const headers = new Headers(res.headers);
-  varyOnEncoding(headers);
-  headers.set("content-encoding", encoding);
-  headers.set("content-length", String(sent.byteLength));
-  return new Response(sent, { status: res.status, headers });
+  return encoded(sent, res.status, new Headers(res.headers), encoding);
 }

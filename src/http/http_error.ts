@@ -98,10 +98,7 @@ export function refusalError(
 
 const seconds = (whole: number) => `${whole} second${whole === 1 ? "" : "s"}`;
 
-/**
- * The 429 of a client past a `rate` (`{burst}` at once, one more every
- * `{period}`) that must wait `waitMs`, with an honest `Retry-After`.
- */
+/** The 429 of a client past `rate` that must wait `waitMs`, with an honest `Retry-After`. */
 export function waitRefusal(
   refusal: Refusal,
   rate: { burst: number; periodMs: number },

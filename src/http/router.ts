@@ -27,9 +27,8 @@ export type Handler = (
 ) => Response | Promise<Response>;
 
 /**
- * What the server knows of a request's connection: `Deno.serve` passes its
- * `ServeHandlerInfo`, which fits. A handler called directly (in tests, or
- * mounted in another framework) may leave it out.
+ * What the server knows of a request's connection (`Deno.serve`'s info fits);
+ * a handler called directly may leave it out.
  *
  * @example Calling a handler as `Deno.serve` would
  * ```ts

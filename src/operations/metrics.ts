@@ -1,19 +1,15 @@
 /**
- * Metrics in the Prometheus text format, kept with the least work per
- * request: a request adds to counters found by two map lookups, and the text
- * is built only when scraped. `prom-client` was measured first and left out:
- * its counter and histogram took ten times as long per request, over a
- * tenth of a whole `GET /` (see `bench/results/profiles/metrics.md`).
+ * Metrics in the Prometheus text format: two map lookups per request, the
+ * text built only when scraped (docs/architecture.md, "Metrics").
  * @module
  */
 
 import { requestPath } from "../http/request_path.ts";
 import type { Awaitable } from "../store/store.ts";
 
-/** The content type of the Prometheus text format. */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-/** The route label of every path the route table does not serve: one label, whatever clients ask for. */
+/** One label for every path the table does not serve, whatever clients ask for. */
 export const UNKNOWN_ROUTE = "unknown";
 
 /** Upper bounds of the duration histogram's buckets, in seconds. */
@@ -33,10 +29,9 @@ export const DURATION_BUCKETS = [
   5,
 ];
 
-/** Methods counted by name; any other method counts as `other`, so clients cannot add labels. */
+/** Any other method counts as `other`, so clients cannot add labels. */
 const METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST"]);
 
-/** One route's counters. */
 class RouteStats {
   /** Requests by method, then status. */
   readonly requests = new Map<string, Map<number, number>>();
@@ -57,14 +52,12 @@ class RouteStats {
       if (seconds <= bound) break;
       bucket++;
     }
-    // At most DURATION_BUCKETS.length: the last slot, `+Inf`, is always there.
     this.buckets[bucket]! += 1;
     this.sum += seconds;
     this.count++;
   }
 }
 
-/** A value read when scraped. */
 interface Sampled {
   name: string;
   help: string;
@@ -72,7 +65,6 @@ interface Sampled {
   read: () => Awaitable<number | undefined>;
 }
 
-/** Escapes a label value as the text format requires. */
 function label(value: string): string {
   return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll(
     "\n",
@@ -80,25 +72,20 @@ function label(value: string): string {
   );
 }
 
-/** Formats a sample value; Prometheus reads `+Inf` and plain decimals. */
+/** Prometheus reads `+Inf` and plain decimals. */
 const value = (n: number) => Number.isFinite(n) ? String(n) : "+Inf";
 
-/**
- * The metrics of one handler: requests by route, method and status, their
- * durations by route, and values sampled when scraped (open streams,
- * registered users, the process's own).
- */
+/** Requests by route, method and status, their durations, and values sampled when scraped. */
 export class Metrics {
   #routes = new Map<string, RouteStats>();
   #unknown = new RouteStats();
   #sampled: Sampled[] = [];
 
-  /** Counts requests to `paths` under their own route label; any other path is counted as {@linkcode UNKNOWN_ROUTE}. */
+  /** Any path not in `paths` is counted as {@linkcode UNKNOWN_ROUTE}. */
   track(paths: Iterable<string>): void {
     for (const path of paths) this.#routes.set(path, new RouteStats());
   }
 
-  /** Counts one answered request. */
   observe(req: Request, status: number, seconds: number): void {
     (this.#routes.get(requestPath(req)) ?? this.#unknown).add(
       req.method,
@@ -107,7 +94,7 @@ export class Metrics {
     );
   }
 
-  /** Adds a value read at every scrape; a read that fails or answers `undefined` leaves it out of that scrape. */
+  /** A read that fails or answers `undefined` is left out of that scrape. */
   sample(
     name: string,
     help: string,
@@ -117,7 +104,6 @@ export class Metrics {
     this.#sampled.push({ name, help, type, read });
   }
 
-  /** Everything, in the Prometheus text format. */
   async render(): Promise<string> {
     const lines: string[] = [];
     const routes: [string, RouteStats][] = [
@@ -147,7 +133,6 @@ export class Metrics {
       const name = `route="${label(route)}"`;
       let cumulative = 0;
       stats.buckets.forEach((count, i) => {
-        // The slot past the last bound counts everything slower: `+Inf`.
         const le = DURATION_BUCKETS[i] ?? Infinity;
         cumulative += count;
         lines.push(

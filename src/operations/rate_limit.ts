@@ -1,10 +1,6 @@
 /**
- * The brake on a client that floods writes. Every write (registering,
- * unregistering, posting, replacing the quote) hands the store its client's
- * allowance, which the store spends in the same atomic step as the write:
- * on Redis, in the write's own script and round trip, so every process on
- * one Redis shares one allowance. A client with none left is answered 429
- * and nothing is stored. Reads are never limited.
+ * Each write hands the store its client's allowance, spent in the same
+ * atomic step (on Redis, shared by every process); reads are never limited.
  * @module
  */
 
@@ -17,10 +13,8 @@ import type { RateLimit } from "../store/token_buckets.ts";
 import { isWithin } from "../limits/whole_range.ts";
 
 /**
- * The rates a rate limit may have; the program's `--rate-limit` takes the
- * same. A full allowance refills within `maxRefillMs`, so that Redis's Lua,
- * which writes numbers with 14 digits, still writes a bucket's expiry as a
- * whole number.
+ * The rates `--rate-limit` takes too; the refill bound keeps a bucket's
+ * expiry a whole number in Redis's Lua (14 significant digits).
  */
 export const RATE_LIMIT_BOUNDS = {
   burst: { min: 1, max: 1_000_000_000 },
@@ -28,28 +22,23 @@ export const RATE_LIMIT_BOUNDS = {
   maxRefillMs: 86_400_000_000_000,
 } as const;
 
-/** Whether `rate` is within {@linkcode RATE_LIMIT_BOUNDS}. */
 export function isRateWithinBounds(rate: RateLimit): boolean {
   return isWithin(RATE_LIMIT_BOUNDS.burst, rate.burst) &&
     isWithin(RATE_LIMIT_BOUNDS.periodMs, rate.periodMs) &&
     rate.burst * rate.periodMs <= RATE_LIMIT_BOUNDS.maxRefillMs;
 }
 
-/** The 429 of a client that must wait `waitMs`, with an honest `Retry-After`. */
+/** With an honest `Retry-After`. */
 export function tooManyWrites(rate: RateLimit, waitMs: number): Response {
   return waitRefusal(REFUSALS.tooManyWrites, rate, waitMs).getResponse();
 }
 
-/** Finds the allowance a request's write spends, or `undefined` when writes are not limited. */
+/** `undefined` when writes are not limited. */
 export type AllowanceOf = (
   req: Request,
   info?: ConnectionInfo,
 ) => Allowance | undefined;
 
-/**
- * The allowance of each request's client under `rate`, or none at all
- * without a rate.
- */
 export function allowanceOf(
   rate: RateLimit | undefined,
   clientOf: ClientAddressOf,

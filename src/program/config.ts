@@ -1,9 +1,6 @@
 /**
- * The program's options, declared once in {@linkcode OPTIONS}: `main.ts`
- * reads them from its flags (falling back on `PORT` and `LMS_STORE`), and
- * `serve.ts`, which takes no flags, from `LMS_*` variables. `--help`, the
- * docs' table and the {@linkcode Config} type come from the same table, so
- * adding an option is adding its row, then using its value.
+ * The program's options, one row each in {@linkcode OPTIONS}: `main.ts`
+ * reads flags, `serve.ts` `LMS_*` variables; `--help` and the docs follow.
  * @module
  */
 
@@ -80,11 +77,7 @@ const authFailures: ValueParser<RateLimit | false> = {
   parse: (raw) => raw === "0" ? false : parseRate(raw, "failures"),
 };
 
-/**
- * Every option of the program, in the order `--help` lists them. A row's
- * `variable` says which entry reads it: `serve` for `serve.ts` (which has
- * no flags), `fallback` for `main.ts` when the flag is absent.
- */
+/** Every option, in `--help`'s order; `variable.serve`: read by `serve.ts`, `fallback`: by `main.ts` without the flag. */
 export const OPTIONS = {
   service: valueOption({
     flag: "service",
@@ -284,11 +277,7 @@ Serves the messaging service (/users, /, /events, and the chat page at
 description at /openapi.json.`,
 );
 
-/**
- * The options of `main.ts`, from `args`, with `PORT` and `LMS_STORE` from
- * `env` as fallbacks; throws {@linkcode UsageError} naming the flag or the
- * variable.
- */
+/** The options of `main.ts`: flags, falling back on `PORT` and `LMS_STORE`. */
 export function parseFlags(
   args: string[],
   env: (name: string) => string | undefined,
@@ -302,20 +291,14 @@ export function parseFlags(
   return config;
 }
 
-/**
- * The options of the `deno serve` entry, from `LMS_*` variables; a bad
- * value is a {@linkcode UsageError} naming the variable.
- */
+/** The options of the `deno serve` entry, from `LMS_*` variables. */
 export function configFromEnv(
   env: (name: string) => string | undefined,
 ): Config {
   return readOptions(OPTIONS, "serve", [], env);
 }
 
-/**
- * Set to `1` by `deno task dev`, whose `--watch` would otherwise leave
- * Deno's watcher waiting for a change once the program ends.
- */
+/** Set by `deno task dev`, whose `--watch` would otherwise wait on after the program ends. */
 export const WATCH_VARIABLE = "LMS_WATCH";
 
 /** An environment variable, or `undefined` when unset or not permitted. */

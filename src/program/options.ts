@@ -1,8 +1,6 @@
 /**
- * Options declared once: each one's flag, variable, default, parser and
- * help in one row of a table, from which come the flags' parser, the
- * reading of the variables, `--help`, the docs' table and the type of the
- * parsed values.
+ * Options declared once, a row each, from which come the parser, the
+ * variables, `--help`, the docs' table and the parsed values' type.
  * @module
  */
 
@@ -17,10 +15,7 @@ import {
 /** A flag or value the program cannot start with; exits 2. */
 export class UsageError extends Error {}
 
-/**
- * A value its parser refuses. The message is `must be ...`: the reader
- * adds where the value came from, the flag or the variable.
- */
+/** A value its parser refuses; the reader adds where it came from. */
 export class InvalidValue extends Error {
   /** `must be ...`, about `raw`, the text refused. */
   constructor(message: string, readonly raw: string) {
@@ -28,7 +23,6 @@ export class InvalidValue extends Error {
   }
 }
 
-/** Where an option's environment variable is read. */
 export interface OptionVariable {
   /** `LMS_...`, or `PORT`. */
   readonly name: string;
@@ -38,17 +32,13 @@ export interface OptionVariable {
   readonly fallback?: boolean;
 }
 
-/** What every row of the table says. */
 export interface OptionRow {
   /** The flag's name, without `--`. */
   readonly flag: string;
-  /** The variable that stands for it, if any. */
   readonly variable?: OptionVariable;
-  /** What it does, in a few words. */
   readonly help: string;
 }
 
-/** How an option's flag is given. */
 export type OptionKind = "value" | "switch" | "list";
 
 /** One option of the table; `T` is its parsed value. */
@@ -103,10 +93,7 @@ export function switchOption(row: OptionRow): Option<boolean> {
   };
 }
 
-/**
- * A repeatable flag, each value parsed alike; its variable lists the
- * values separated by commas or white space.
- */
+/** A repeatable flag; its variable separates values by commas or spaces. */
 export function listOption<T>(
   row: OptionRow & {
     placeholder: string;
@@ -139,10 +126,7 @@ export function whole(limit: WholeLimit): ValueParser<number> {
   };
 }
 
-/**
- * A whole number within `range`, or `undefined` (shown as `shownDefault`)
- * when not given: an option that is off unless set.
- */
+/** A whole number within `range`, or `undefined` (off) when not given. */
 export function optionalWhole(
   range: WholeRange,
   shownDefault: string,
@@ -171,20 +155,15 @@ export function oneOf<const C extends string>(
   };
 }
 
-/**
- * Any text, or only those `check` accepts; what it refuses is told it
- * `mustBe` (`must be ...`).
- */
+/** Any text, or only what `check` accepts. */
 export function text(spec: {
   placeholder: string;
   default: string;
-  values?: string;
   check?: { accepts: (raw: string) => boolean; mustBe: string };
 }): ValueParser<string> {
   const { check } = spec;
   return {
     placeholder: spec.placeholder,
-    values: spec.values,
     default: spec.default,
     parse(raw) {
       if (check && !check.accepts(raw)) {
@@ -195,19 +174,13 @@ export function text(spec: {
   };
 }
 
-/** The options of one program: its rows by the name of their value. */
 export type OptionTable = Readonly<Record<string, Option<unknown>>>;
 
-/** The parsed values of a table's options, by the same names. */
 export type OptionValues<Table extends OptionTable> = {
   -readonly [K in keyof Table]: Table[K] extends Option<infer T> ? T : never;
 };
 
-/**
- * Which entry reads the options: `main.ts` takes flags (falling back on
- * the variables marked `fallback`); `serve.ts` takes only the variables
- * marked `serve`.
- */
+/** `main.ts` takes flags (falling back on `fallback` variables); `serve.ts` only `serve` variables. */
 export type Entry = "start" | "serve";
 
 /** Whether `entry` reads `option`'s variable (when its flag is absent). */
@@ -236,11 +209,7 @@ function parsedFlags(
   }
 }
 
-/**
- * Reads every option of `table`: from `args` for `start` (none for
- * `serve`), else from its variable in `env` if `entry` reads it, else its
- * default. Throws {@linkcode UsageError} naming the flag or the variable.
- */
+/** Reads every option from `args`, else from `env` if `entry` reads it, else its default. */
 export function readOptions<Table extends OptionTable>(
   table: Table,
   entry: Entry,
@@ -338,10 +307,7 @@ function flagsHelp(table: OptionTable): string {
   return lines.join("\n");
 }
 
-/**
- * `--help`: `intro`, every flag, then the variables `deno serve` reads in
- * their place.
- */
+/** `--help`: `intro`, every flag, then the variables `deno serve` reads. */
 export function helpText(table: OptionTable, intro: string): string {
   const variables = wrap(
     `Under deno serve (serve.ts, deno task serve:parallel), which takes no flags, these variables stand for their flags: ${
@@ -361,10 +327,7 @@ export function variablesOf(table: OptionTable, entry: Entry): string[] {
 const cell = (text: string) => text.replaceAll("|", "\\|");
 const code = (text: string) => `\`${cell(text)}\``;
 
-/**
- * The table as Markdown, for the docs: one row per option, with its
- * variable and which entry reads it.
- */
+/** The table as Markdown, for the docs. */
 export function optionsMarkdown(table: OptionTable): string {
   const rows = [
     "| Flag | Variable | Read by | Default | Values | What it does |",

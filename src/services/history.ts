@@ -1,7 +1,5 @@
 /**
- * The history route, `GET /messages?before=ID&limit=N`: the retained
- * messages page by page, newest first, each with its id, and the `before`
- * of the next older page.
+ * `GET /messages?before=ID&limit=N`: the retained messages, newest first.
  * @module
  */
 
@@ -15,20 +13,19 @@ import {
 } from "../limits/whole_range.ts";
 import type { MessageLog, MessagePage } from "../store/store.ts";
 
-/** What `before` may be: an id, from 1 (nothing is below it) to the largest whole number JSON readers hold exactly. */
+/** From 1 to the largest whole number JSON readers hold exactly. */
 export const HISTORY_BEFORE: WholeRange = {
   min: 1,
   max: Number.MAX_SAFE_INTEGER,
 };
 
-/** What `limit` may be, and its value when absent. */
 export const HISTORY_LIMIT = {
   default: 20,
   min: 1,
   max: 100,
 } as const satisfies WholeLimit;
 
-/** A query parameter's whole number, `undefined` when absent, `null` when it is not one within `range`. */
+/** `undefined` when absent, `null` when not a whole number within `range`. */
 function wholeParameter(
   query: URLSearchParams,
   name: string,
@@ -41,7 +38,7 @@ function wholeParameter(
   return isWithin(range, value) ? value : null;
 }
 
-/** The page as JSON text: the messages are stored JSON text, spliced in unparsed so their numbers keep their digits. */
+/** Stored messages are spliced in unparsed, so their numbers keep their digits. */
 function pageBody({ messages, next }: MessagePage): string {
   const items = messages.map(({ id, json }) =>
     `{"id":${id},"message":${json}}`
@@ -49,7 +46,6 @@ function pageBody({ messages, next }: MessagePage): string {
   return `{"messages":[${items.join(",")}],"next":${next}}`;
 }
 
-/** The `/messages` route over `store`. */
 export function historyRoutes(store: MessageLog): Routes {
   function readHistory(req: Request): Response | Promise<Response> {
     const query = new URL(req.url).searchParams;

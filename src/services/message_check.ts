@@ -15,7 +15,7 @@ const POSTED_REFUSALS = {
   }),
 } as const;
 
-/** The outcome of {@linkcode checkMessage}: the message to store, or the entries refusing it. */
+/** The message to store, or the entries refusing it. */
 export type Check =
   | { ok: true; message: Record<string, unknown> }
   | { ok: false; errors: ErrorEntry[] };
@@ -24,10 +24,7 @@ function bodyError(refusal: Refusal): Check {
   return { ok: false, errors: [entryOf(refusal)] };
 }
 
-/**
- * Runs the contract's message checks in order on a posted body and, when
- * they pass, returns the message to store with `color` and `user` set.
- */
+/** The contract's message checks in order; on success, the message with `color` and `user` set. */
 export function checkMessage(body: string | null, user: string): Check {
   const posted = body === null
     ? { ok: false as const, refusal: "invalid" as const }
@@ -42,8 +39,7 @@ export function checkMessage(body: string | null, user: string): Check {
   ) {
     return bodyError(REFUSALS.missingText);
   }
-  // JSON.parse defines every key as an own data property, `__proto__`
-  // included, so the posted fields are kept as posted.
+  // JSON.parse makes every key, `__proto__` included, an own data property.
   const message = parsed as Record<string, unknown>;
   if (typeof message.text !== "string") {
     return bodyError(REFUSALS.textNotString);
@@ -57,7 +53,7 @@ export function checkMessage(body: string | null, user: string): Check {
   return { ok: true, message };
 }
 
-/** The same checks as a JSON Schema: what the OpenAPI document says of a message. */
+/** The same checks as a JSON Schema, for the OpenAPI document. */
 export const NEW_MESSAGE_SCHEMA = {
   type: "object",
   required: ["text"],

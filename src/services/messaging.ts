@@ -1,8 +1,5 @@
 /**
- * The messaging service: users register a name for a token (`/users`), and
- * with it list users and those online (`/users/online`), unregister and
- * post messages (`/`); anyone reads the newest five messages, and older
- * ones page by page (`/messages`).
+ * The messaging service: users, their messages and who is online.
  * @module
  */
 
@@ -35,7 +32,7 @@ import { normalName, recheck } from "../auth/auth.ts";
 import type { Authenticator } from "../auth/guesses.ts";
 import { checkMessage } from "./message_check.ts";
 import { historyRoutes } from "./history.ts";
-import { messageEventsRoute } from "../streams/event_routes.ts";
+import { messageEventsRoute, NEWEST_COUNT } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
   authenticatorOf,
@@ -52,14 +49,10 @@ import { type AllowanceOf, allowanceOf } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
 
-/** How many messages `GET /` answers with. */
-export const NEWEST_COUNT = 5;
-
 const ADDED_BODY = JSON.stringify({ status: "added" });
 
 const unauthorized = () => statusResponse(401);
 
-/** What the messaging routes share. */
 interface Context {
   store: MessagingStore;
   body: BodyReader;
@@ -86,8 +79,7 @@ export type MessagingStore =
 
 /** `/users` and `/users/online`: register, list, unregister. */
 function userRoutes({ store, body, allowance, auth }: Context): Routes {
-  // The store hands back the same list until it changes, so its JSON is
-  // built once per change rather than once per request.
+  // The store hands back the same list until it changes.
   const usersBody = lastValueCache((users: readonly string[]) =>
     JSON.stringify({ users })
   );
@@ -113,29 +105,22 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
     }
   }
 
-  async function listUsers(
-    req: Request,
-    info?: ConnectionInfo,
-  ): Promise<Response> {
-    if ((await auth.authenticate(req, info)) === null) return unauthorized();
-    return jsonResponse(usersBody(await store.listUsers()));
-  }
-
-  async function listOnline(
-    req: Request,
-    info?: ConnectionInfo,
-  ): Promise<Response> {
-    if ((await auth.authenticate(req, info)) === null) return unauthorized();
-    return ok({ online: await store.onlineUsers() });
-  }
+  const signedIn =
+    (answer: () => Promise<Response>): Handler => async (req, info) =>
+      (await auth.authenticate(req, info)) === null ? unauthorized() : answer();
+  const listUsers = signedIn(async () =>
+    jsonResponse(usersBody(await store.listUsers()))
+  );
+  const listOnline = signedIn(async () =>
+    ok({ online: await store.onlineUsers() })
+  );
 
   async function unregister(
     req: Request,
     info?: ConnectionInfo,
   ): Promise<Response> {
     const user = await auth.authenticate(req, info);
-    // The token is checked again as the user is removed, so a request
-    // racing a re-registration cannot remove the new user.
+    // Checked again as the user is removed: a racing re-registration stays.
     if (
       user === null ||
       !(await store.removeUser(
@@ -157,8 +142,6 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
 
 /** `/`: read the newest messages, post one. */
 function messageRoutes({ store, body, allowance, auth }: Context): Routes {
-  // The newest messages are JSON text already: the array is built once
-  // per change.
   const messagesBody = lastValueCache((messages: readonly string[]) =>
     `[${messages.join(",")}]`
   );
@@ -191,7 +174,7 @@ function messageRoutes({ store, body, allowance, auth }: Context): Routes {
   return { "/": { GET: readMessages, POST: postMessage } };
 }
 
-/** The messaging service's route table, for composing with other services; store failures are left to the router's `mapError`. */
+/** The messaging service's route table; store failures are left to the router's `mapError`. */
 export function messagingRoutes(
   options: ServiceOptions<MessagingStore> = {},
   hub: StreamHub = streamHubOf(options),

@@ -1,7 +1,5 @@
 /**
- * What each route of the messaging service says of itself, path for path
- * and method for method as `messagingRoutes` serves them: the OpenAPI
- * document is built from this.
+ * What each route of the messaging service says of itself, for the OpenAPI document.
  * @module
  */
 

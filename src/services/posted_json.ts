@@ -1,20 +1,16 @@
 /**
- * Parses a posted JSON body so that what is stored is what was posted: every
- * number keeps its digits (`1e400`, `-0`, `1.50`), and nesting is bounded so
- * every reader's parser can read it back.
+ * Parses a posted JSON body so that what is stored is what was posted
+ * (`1e400`, `-0`, `1.50`), nested no deeper than every reader can read.
  * @module
  */
 
-/** The deepest nesting of arrays and objects a posted body may have. */
 export const MAX_JSON_DEPTH = 64;
 
-/** A parsed body, or why it was refused. */
 export type Posted =
   | { ok: true; value: unknown }
   | { ok: false; refusal: "invalid" | "too deep" | "number too long" };
 
-// Deno 2.9 runs both (TC39 "JSON.parse source text access"); TypeScript's
-// lib does not declare them yet.
+// Deno 2.9 runs both (TC39 "JSON.parse source text access"); TypeScript does not declare them yet.
 const json = JSON as unknown as {
   rawJSON(text: string): unknown;
   parse(
@@ -39,27 +35,18 @@ const keepDigits = (
 const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_ARRAY = 0x5b, OPEN_OBJECT = 0x7b;
 const CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
-/**
- * The longest number a body may hold, in characters: Python's `json` refuses
- * an integer of more than 4,300 digits, and every reader must be able to
- * read what `GET /` answers.
- */
+/** Python's `json` refuses an integer of more than 4,300 digits. */
 export const MAX_NUMBER_LENGTH = 1000;
 
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/** What one pass over a body found. */
 interface Survey {
   refusal?: "too deep" | "number too long";
   /** Some number would be re-spelt by a plain `JSON.parse` and `JSON.stringify`. */
   respelt: boolean;
 }
 
-/**
- * One pass over the text outside its strings: how deep it nests, how long
- * its numbers are, and whether one would be re-spelt by a plain round trip.
- * Most bodies hold no such number, and skip the reviver.
- */
+/** One pass outside strings: depth, number lengths, and whether a plain round trip re-spells a number. */
 function survey(text: string): Survey {
   let depth = 0, respelt = false, inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -85,9 +72,8 @@ function survey(text: string): Survey {
 }
 
 /**
- * The value `text` holds, with each number kept as written (as a raw JSON
- * value that `JSON.stringify` writes back digit for digit), or why not. Not
- * JSON comes before too deep, as the contract's first check is for JSON.
+ * The value `text` holds, each number kept as written, or why not (not JSON
+ * before too deep, the contract's order).
  *
  * @example Numbers come back as they were posted
  * ```ts

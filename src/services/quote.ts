@@ -1,6 +1,5 @@
 /**
- * The quote service: `GET /quote` reads the one quote, `POST /quote` replaces
- * it with raw text that starts with a capital A–Z and ends with `.`, `?` or `!`.
+ * The quote service: `GET /quote` reads the one quote, `POST /quote` replaces it.
  * @module
  */
 
@@ -33,8 +32,7 @@ import { allowanceOf } from "../operations/rate_limit.ts";
 const NULL_BODY = "null";
 
 /**
- * What the quote service needs of its store: tokens for its WebSockets'
- * token frames.
+ * What the quote service needs of its store (tokens for WebSocket token frames).
  *
  * @example Any store with these interfaces will do
  * ```ts

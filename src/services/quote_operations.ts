@@ -1,7 +1,5 @@
 /**
- * What each route of the quote service says of itself, path for path and
- * method for method as `quoteRoutes` serves them: the OpenAPI document is
- * built from this.
+ * What each route of the quote service says of itself, for the OpenAPI document.
  * @module
  */
 
@@ -10,7 +8,7 @@ import type { Operations } from "../http/operation.ts";
 import { streamOperation } from "../streams/stream_operations.ts";
 import { QUOTE_SCHEMA } from "./quote_check.ts";
 
-/** The quote service's operations, as `quoteRoutes` serves them. */
+/** As `quoteRoutes` serves them. */
 export const QUOTE_OPERATIONS: Operations = {
   "/quote": {
     GET: {

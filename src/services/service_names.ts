@@ -1,6 +1,5 @@
 /**
- * The services by name, and what `--service` selects. Both the composition
- * and the OpenAPI description read these, so they live apart from either.
+ * The services by name: both the composition and the OpenAPI description read them.
  * @module
  */
 
@@ -19,7 +18,6 @@
  */
 export type ServiceName = "messaging" | "quote";
 
-/** The services a process can serve. */
 export const SERVICES: readonly ServiceName[] = ["messaging", "quote"];
 
 /**

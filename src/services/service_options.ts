@@ -27,11 +27,7 @@ import { checkWithin, type WholeLimit } from "../limits/whole_range.ts";
 import { sameOriginOrAllowed } from "../http/origin.ts";
 import type { StreamRouteOptions } from "../streams/event_routes.ts";
 
-/**
- * The default and the range of each number in {@linkcode ServiceOptions}:
- * the defaults are the contract's, and the program's flags take the same
- * ranges.
- */
+/** Each number's default (the contract's) and range, which the flags share. */
 export const SERVICE_LIMITS = {
   maxBodyBytes: { default: 65_536, min: 1, max: 2 ** 30 },
   bodyTimeoutMs: { default: 10_000, min: 1, max: 3_600_000 },
@@ -73,58 +69,28 @@ export interface ServiceOptions<S = Store> {
   maxStreams?: number;
   /** How many event streams one client may have open at once; past it `GET /events` is 429. 1 to 1,000,000; default 20. */
   maxStreamsPerClient?: number;
-  /**
-   * How many of one client's streams may be WebSockets; past it an upgrade
-   * is 429. Deno holds each client frame whole before the program sees it
-   * (up to 64 MiB), so this bounds what one client can make the process
-   * hold. 1 to 1,000,000; default 4.
-   */
+  /** Of one client's streams, how many may be WebSockets (Deno holds each frame whole, up to 64 MiB); past it 429. 1 to 1,000,000; default 4. */
   maxWebSocketsPerClient?: number;
   /** Whether an upgrade on a stream route opens a WebSocket; when not, it is refused (400). Default: true. */
   webSockets?: boolean;
-  /**
-   * How many bytes may wait for all event-stream readers together; past it
-   * the readers furthest behind are ended first (each may reconnect and
-   * catch up). 1 to 2^40; default 67,108,864 (64 MiB).
-   */
+  /** Bytes that may wait for all stream readers together; past it the furthest behind are ended. 1 to 2^40; default 64 MiB. */
   maxStreamBufferBytes?: number;
-  /**
-   * Aborted when the server begins to stop: event streams end at once, so
-   * shutdown need not wait for their readers, and `createHandler` answers
-   * new requests 503 with `Connection: close` so that clients go elsewhere.
-   */
+  /** Aborted when the server begins to stop: streams end at once, and `createHandler` answers new requests 503. */
   stopSignal?: AbortSignal;
   /** Each client's write allowance; past it writes are answered 429. Default: no limit. */
   rateLimit?: RateLimit;
-  /**
-   * Each client's failed authentications: past `burst` at once and one
-   * more every `periodMs`, its authenticated requests are answered 429,
-   * right credentials included. `false` turns the limit off. Default: 100
-   * at once, one more every 100 ms.
-   */
+  /** Each client's failed authentications before its authenticated requests are 429; `false`: no limit. Default: 100, then one per 100 ms. */
   authFailures?: RateLimit | false;
   /** Told of each failed authentication and each refusal for guessing (metrics count them). */
   onAuthOutcome?: (outcome: AuthOutcome) => void;
   /** Who the client of a request is, for the limits. Default: the connection's address. */
   clientOf?: ClientAddressOf;
-  /**
-   * Origins whose pages may call every route (CORS, with `createHandler`)
-   * and open the streams' WebSockets, exactly as browsers send them
-   * (`https://example.org`), or `*` for any. A WebSocket from a page of
-   * any other origin but the service's own is refused (403). Default: none.
-   */
+  /** Origins (`https://example.org`, or `*`) whose pages may call every route and open WebSockets; other foreign ones get 403. Default: none. */
   corsOrigins?: readonly string[];
-  /**
-   * Whether a proxy in front says who the client is and which host it
-   * asked for (`X-Forwarded-For`, `X-Forwarded-Host`, the last value of
-   * each): the client's address is then the forwarded one (unless
-   * `clientOf` says otherwise), and the service's own origin, which may
-   * open WebSockets, is that host too. Default: no.
-   */
+  /** Whether to trust the last `X-Forwarded-For` and `X-Forwarded-Host` for the client and the service's own origin. Default: no. */
   trustProxy?: boolean;
 }
 
-/** `options[name]`, or its default; a `RangeError` when out of its range. */
 function limitOf(
   options: ServiceOptions<unknown>,
   name: keyof typeof SERVICE_LIMITS,
@@ -133,7 +99,7 @@ function limitOf(
   return checkWithin(name, limit, options[name] ?? limit.default);
 }
 
-/** The body reader the options describe, with the defaults filled in. */
+/** The body reader the options describe. */
 export function bodyReaderOf(options: ServiceOptions<unknown>): BodyReader {
   return createBodyReader({
     maxBytes: limitOf(options, "maxBodyBytes"),
@@ -142,7 +108,7 @@ export function bodyReaderOf(options: ServiceOptions<unknown>): BodyReader {
   });
 }
 
-/** The event-stream hub the options describe, with the defaults filled in. */
+/** The event-stream hub the options describe. */
 export function streamHubOf(options: ServiceOptions<unknown>): StreamHub {
   return new StreamHub({
     heartbeatMs: limitOf(options, "heartbeatMs"),
@@ -171,7 +137,6 @@ export function authenticatorOf(
   });
 }
 
-/** How the stream routes tell clients apart, authenticate and take WebSockets, as the options say. */
 export function streamRouteOptionsOf(
   options: ServiceOptions<unknown>,
   clientOf: ClientAddressOf,

@@ -1,7 +1,6 @@
 /**
- * Which names may register: only those that come back intact in the
- * `X-Messaging-Token` header and that show what they are, so a name that
- * registers can authenticate and cannot pass for another.
+ * Which names may register: those that survive the token header and show
+ * what they are, so a name can authenticate and cannot pass for another.
  * @module
  */
 
@@ -15,12 +14,9 @@ import type { ErrorEntry } from "../http/response.ts";
 
 export { MAX_NAME_LENGTH };
 
-// C0, DEL and C1 (General_Category Cc) cannot travel in a header value or
-// break its line; neither may the line and paragraph separators.
+// Cannot travel in a header value, or break its line.
 const CONTROLS = String.raw`\p{Cc}\u2028\u2029`;
-// Characters that show nothing or reorder the text around them: format
-// characters (Cf), default-ignorables, bidirectional controls, and the
-// blank Braille pattern, which shows as a space but is none.
+// Show nothing or reorder the text around them; U+2800 shows as a space but is none.
 const INVISIBLES = String
   .raw`\p{Cf}\p{Default_Ignorable_Code_Point}\p{Bidi_Control}\u2800`;
 const NONCHARACTERS = String.raw`\p{Noncharacter_Code_Point}`;
@@ -31,7 +27,6 @@ const NONCHARACTER = new RegExp(`[${NONCHARACTERS}]`, "u");
 const LEADING_MARK = /^\p{M}/u;
 const EDGE_SPACE = /^\s|\s$/;
 
-/** An error entry about the name in a registration body. */
 export function nameError(description: string): ErrorEntry {
   return { location: "body", name: "name", description };
 }
@@ -44,9 +39,8 @@ function codePointOf(name: string, pattern: RegExp): string {
 }
 
 /**
- * Why `name` (in NFC, as `normalName` makes it) cannot be registered, or
- * `null` when it can. When it breaks several rules, the most basic one is
- * named: a control character or line break before a `-`.
+ * Why `name` (in NFC) cannot be registered, or `null`; of several broken
+ * rules the most basic is named.
  *
  * @example
  * ```ts
@@ -80,14 +74,9 @@ export function nameProblem(name: string): string | null {
   return null;
 }
 
-/** Every character a name may not hold anywhere, for the schema. */
 const REFUSED = `${CONTROLS}${INVISIBLES}${NONCHARACTERS}-`;
 
-/**
- * The same rules as a JSON Schema: what the OpenAPI document says of a
- * name. They hold of the name in NFC (`x-normalized`), which may differ in
- * length from the text sent.
- */
+/** The same rules as a JSON Schema, of the name in NFC (`x-normalized`). */
 export const NAME_SCHEMA = {
   type: "string",
   "x-normalized": "NFC",

@@ -1,9 +1,6 @@
 /**
- * `GET /events` (new messages, with catch-up by id) and `GET /quote/events`
- * (the quote, then each replacement): the routes of the two event streams,
- * each served as server-sent events or, on an upgrade request, as a
- * WebSocket. Both transports are readers of the same hub: the same caps,
- * catch-up and order.
+ * `GET /events` and `GET /quote/events`, as server-sent events or, on an
+ * upgrade, a WebSocket: both transports read the same hub.
  * @module
  */
 
@@ -45,51 +42,35 @@ const STREAM_HEADERS = {
   "cache-control": "no-cache",
 };
 
-/** How many messages a reader without `Last-Event-ID` gets first: what `GET /` answers. */
-const NEWEST_COUNT = 5;
+/** How many messages `GET /` answers, and a catch-up without an id sends. */
+export const NEWEST_COUNT = 5;
 
 /**
- * `Last-Event-ID` as a message id, or else `?lastEventId=` (a browser
- * cannot send the header on its first connection, nor on a WebSocket);
- * `undefined` when absent or not a whole number. The header wins when
- * both are sent, even when it is not usable: it is what `EventSource`
- * says on reconnecting, and newer than the page's URL.
+ * `Last-Event-ID`, else `?lastEventId=` (a browser cannot send the header
+ * at first, nor on a WebSocket); the header wins, even when unusable.
  */
 export function lastEventId(req: Request): number | undefined {
   const value = req.headers.get("last-event-id") ??
     new URL(req.url).searchParams.get("lastEventId");
-  // Leading zeros do not make a whole number another; past 15 digits it is
-  // above any id a store gives, so absent.
+  // Past 15 digits it is above any id a store gives, so absent.
   const digits = value?.match(/^0*(\d{1,15})$/)?.[1];
   return digits === undefined ? undefined : Number(digits);
 }
 
-/** How long a reader is asked to wait when the process cannot follow changes: the subscription retries at least every second. */
+/** The subscription retries at least every second. */
 const FOLLOW_RETRY_SECONDS = 1;
 
-/**
- * The answer while this process cannot hear of new changes: a stream
- * opened now would wait in vain for messages stored elsewhere, so none is
- * opened. `Retry-After` says when to try again, here or elsewhere.
- */
+/** A stream opened while the store cannot follow would wait in vain. */
 const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, {
   "retry-after": String(FOLLOW_RETRY_SECONDS),
 });
 
-/**
- * The answer to an event stream cut during its catch-up because all
- * readers together had more waiting than the server allows, this one
- * furthest behind: others will have taken theirs shortly.
- */
+/** A catch-up cut because all readers together were too far behind. */
 const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, {
   "retry-after": String(FOLLOW_RETRY_SECONDS),
 });
 
-/**
- * When a reader refused for a cap may try again: a place frees only when
- * some reader leaves, which no clock tells, so a few seconds keep a
- * retrying client from hammering while places stay taken.
- */
+/** A place frees only when a reader leaves, which no clock tells. */
 const CAP_RETRY = { "retry-after": "5" };
 
 const CAP_REFUSALS = {
@@ -110,23 +91,16 @@ interface StreamRoute {
   hub: StreamHub;
   topic: string;
   clientOf: ClientAddressOf;
-  /** Checks the tokens readers send (on either stream). */
   auth: Authenticator;
   originOf: OriginCheck;
   webSockets: boolean;
   /** Writes a new stream's first events; `after`: the reader's resume id. */
   catchUp: (after: number | undefined, stream: EventStream) => Promise<void>;
-  /** Counts authenticated readers online; only where presence is told (messages). */
+  /** Only where presence is told (messages). */
   presence?: PresenceTracker;
 }
 
-/**
- * Opens a stream over the transport `transport` builds, or refuses: while
- * the store cannot hear of every change (503 with `Retry-After`, so that
- * no stream waits in vain), and past the caps, which count every
- * transport together. The stream holds its places under the caps until
- * `connection` settles.
- */
+/** Opens a stream, or refuses while the store cannot follow or past a cap. */
 function openOn<T extends Transport>(
   route: StreamRoute,
   client: string,
@@ -148,12 +122,8 @@ function openOn<T extends Transport>(
 }
 
 /**
- * Catches `stream` up, then lets it go live. A stream whose catch-up
- * overlapped a moment when the store could not hear of changes (the
- * subscription lost, even if back by then) is ended rather than let go
- * live: changes stored meanwhile reached neither the catch-up nor the
- * stream, and its reader reconnects and catches up. Answers whether the
- * stream went live; a failed catch-up ends it and throws.
+ * Catches `stream` up, then lets it go live, unless the store lost its
+ * subscription meanwhile: then it ends and its reader reconnects.
  */
 async function catchUpThenLive(
   route: StreamRoute,
@@ -176,12 +146,8 @@ async function catchUpThenLive(
 }
 
 /**
- * Answers an event stream. Its catch-up is written before the answer, so
- * that a stream that could not go live is answered 503 instead of 200:
- * the reader is told to come back (`Retry-After`). `reader`, the user its token names, is online while
- * it is open. Its places under the caps are held until `info` says the
- * connection is done with: a stream cut by its bound may leave the
- * connection open for as long as its client keeps it.
+ * The catch-up is written before the answer, so that a stream that could
+ * not go live is answered 503 rather than 200. See docs/architecture.md.
  */
 async function openEventStream(
   route: StreamRoute,
@@ -207,35 +173,28 @@ async function openEventStream(
   return new Response(stream.transport.body, { headers: STREAM_HEADERS });
 }
 
-/** Whether `req` asks for a WebSocket. */
 function isWebSocketUpgrade(req: Request): boolean {
   return req.headers.get("upgrade")?.toLowerCase() === "websocket";
 }
 
-/** The token of a token frame (`{"token": "..."}` and nothing else), or `undefined`. */
+/** The token of a `{"token": "..."}` frame, or `undefined`. */
 function tokenOfFrame(data: unknown): string | undefined {
   if (typeof data !== "string") return undefined;
-  let value: unknown;
+  let value: { token?: unknown } | null;
   try {
     value = JSON.parse(data);
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return undefined;
-  }
-  const keys = Object.keys(value);
-  const token = (value as { token?: unknown }).token;
-  return keys.length === 1 && typeof token === "string" ? token : undefined;
+  const token = value?.token;
+  return typeof token === "string" && Object.keys(value!).length === 1
+    ? token
+    : undefined;
 }
 
 /**
- * Reads what the client sends on `stream`'s socket: at most one first
- * frame, a token (unless the upgrade already carried
- * `X-Messaging-Token`), which on the message stream makes its user online
- * while the socket is open. A token that does not authenticate closes the
- * socket with 1008; any other frame (binary, a second token, other JSON,
- * not JSON) with 1003.
+ * At most one first frame, a token (unless the upgrade carried one): a bad
+ * token closes with 1008, any other frame with 1003.
  */
 function readClientFrames(
   route: StreamRoute,
@@ -248,14 +207,12 @@ function readClientFrames(
     const token = tokenAllowed ? tokenOfFrame(data) : undefined;
     tokenAllowed = false;
     if (token === undefined) return stream.end("bad-frame");
-    // The name is text already (a frame is UTF-8), not a header's bytes.
     const credential = splitCredential(token);
     let user = null;
     try {
       user = await route.auth.check(credential, client);
     } catch (error) {
-      // Guessed too often, or the store did not answer: the reader may
-      // retry on a new socket, later.
+      // Guessed too often, or the store did not answer: retry later.
       return stream.end(
         error instanceof HttpError && error.status === 429
           ? "auth-failures"
@@ -271,11 +228,8 @@ function readClientFrames(
 }
 
 /**
- * A socket's idle timeout: Deno pings after half of it without a frame from
- * the client, and closes the socket when no pong came within the other
- * half. Each socket draws its own, up to a quarter longer, so sockets that
- * connected together are not pinged together ever after (12,500 pings at
- * once stalled a process for 1.2-2.4 s at 50,000 followers).
+ * Twice the heartbeat, up to a quarter longer at random, so that sockets
+ * connected together are not pinged together. See docs/architecture.md.
  */
 export function idleTimeoutSeconds(
   heartbeatMs: number,
@@ -297,13 +251,8 @@ function both(first: () => void, second: () => void): () => void {
 }
 
 /**
- * Answers a WebSocket upgrade. Every refusal (origin, not following, caps)
- * is answered before the upgrade; once upgraded the answer is sent at once
- * and the catch-up goes out as the socket opens. A socket that cannot go
- * live is closed with the code that says why, and its reader reconnects.
- * Its places under the caps are held until the socket is closed for good:
- * Deno keeps the connection of a socket the server closed until the
- * client answers the close.
+ * Every refusal comes before the upgrade; after it, the catch-up goes out
+ * as the socket opens. Places are held until the socket is closed for good.
  */
 function openWebSocket(
   route: StreamRoute,
@@ -352,12 +301,7 @@ function openWebSocket(
   return response!;
 }
 
-/**
- * Who a stream is read by: the user its `X-Messaging-Token` names, or
- * `undefined` without the header. A header that does not authenticate is
- * refused (401), as on every other route, rather than opened anonymously:
- * its reader would believe itself online when it is not.
- */
+/** A token that does not authenticate is refused (401), not read anonymously. */
 async function readerOf(
   req: Request,
   info: ConnectionInfo | undefined,
@@ -371,7 +315,6 @@ async function readerOf(
   return user.name;
 }
 
-/** The `presence` event's data for a change of presence or an unregistration. */
 function presenceData(
   event: Extract<StoreEvent, { kind: "presence" | "unregistered" }>,
 ): string {
@@ -382,23 +325,17 @@ function presenceData(
   );
 }
 
-/**
- * `HEAD` answers the stream's headers at once, opening nothing. An empty
- * stream rather than no body, so that Deno does not add the
- * `content-length: 0` the endless `GET` answer never has.
- */
+/** An empty body, so that Deno adds no `content-length: 0`. */
 const head = () =>
   new Response(new ReadableStream({ start: (c) => c.close() }), {
     headers: STREAM_HEADERS,
   });
 
-/** The methods of a stream route: `GET` on either transport, and `HEAD`. */
 function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
       const webSocket = isWebSocketUpgrade(req);
       if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
-      // A foreign page is refused before anything else is looked at.
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
       const reader = route.presence === undefined
         ? undefined
@@ -412,30 +349,16 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   };
 }
 
-/** Delivers `event` to every reader of `topic`: one event object, encoded once per transport. */
-function deliverAll(hub: StreamHub, topic: string, event: () => StreamEvent) {
-  let made: StreamEvent | undefined;
-  for (const stream of hub.readers(topic)) stream.deliver(made ??= event());
-}
-
-/** Options both stream routes take. */
 export interface StreamRouteOptions {
-  /** Who the client is, for the per-client cap. */
+  /** For the per-client cap. */
   clientOf: ClientAddressOf;
-  /** Checks the tokens readers send, guessing limited. */
   auth: Authenticator;
-  /** Whether a browser's upgrade comes from an origin that may read the stream. */
   originOf: OriginCheck;
-  /** Whether an upgrade opens a WebSocket; when not, it is refused (400). */
+  /** When not, an upgrade is refused (400). */
   webSockets: boolean;
 }
 
-/**
- * The route of `GET /events`: the newest messages (or those after
- * `Last-Event-ID` or `?lastEventId=`), then each new one, and every
- * change of presence. A stream opened with `X-Messaging-Token`, or a
- * WebSocket that sent its token, makes its user online while it is open.
- */
+/** `GET /events`: the newest messages or those after the reader's id, then each new one and every change of presence. */
 export function messageEventsRoute(
   store: MessageLog & ChangeFeed & PresenceBoard,
   hub: StreamHub,
@@ -445,23 +368,18 @@ export function messageEventsRoute(
   hub.feed("messages", () =>
     store.subscribe((event) => {
       if (event.kind === "message") {
-        deliverAll(
-          hub,
-          "messages",
-          () => messages.event(event.id, event.json),
-        );
+        hub.deliver("messages", () => messages.event(event.id, event.json));
       } else if (event.kind === "presence" || event.kind === "unregistered") {
-        // No id: presence is no message, and a catch-up does not replay it.
-        deliverAll(
-          hub,
-          "messages",
-          () => new StreamEvent("presence", presenceData(event)),
-        );
-        // Its own streams hear it too, then end: the name may be taken anew.
+        // No id: a catch-up does not replay presence.
+        hub.deliver("messages", () =>
+          new StreamEvent("presence", presenceData(event)));
+        // Then its streams end: the name may be taken anew.
         if (event.kind === "unregistered") {
           hub.endReader("messages", event.name, "unregistered");
         }
-      } else if (event.kind === "reset") hub.endAll("messages");
+      } else if (event.kind === "reset") {
+        hub.endAll("messages");
+      }
     }));
   return streamMethods({
     store,
@@ -488,14 +406,13 @@ export function messageEventsRoute(
       for (const { id, json } of recent.messages) {
         stream.write(messages.event(id, json));
       }
-      // Everything up to the newest id is accounted for: sent, or older
-      // than what a reader without an id gets.
+      // Older ones are what a reader without an id does not get.
       stream.lastId = recent.newestId;
     },
   });
 }
 
-/** The route of `GET /quote/events`: the current quote, then each replacement. */
+/** `GET /quote/events`: the current quote, then each replacement. */
 export function quoteEventsRoute(
   store: QuoteCell & ChangeFeed,
   hub: StreamHub,
@@ -504,19 +421,18 @@ export function quoteEventsRoute(
   hub.feed("quote", () =>
     store.subscribe((event) => {
       if (event.kind === "quote") {
-        deliverAll(
-          hub,
-          "quote",
-          () => new StreamEvent("quote", JSON.stringify(event.quote)),
-        );
-      } else if (event.kind === "reset") hub.endAll("quote");
+        hub.deliver("quote", () =>
+          new StreamEvent("quote", JSON.stringify(event.quote)));
+      } else if (event.kind === "reset") {
+        hub.endAll("quote");
+      }
     }));
   return streamMethods({
     store,
     hub,
     topic: "quote",
     ...options,
-    async catchUp(_req, stream) {
+    async catchUp(_after, stream) {
       const quote = await store.getQuote();
       stream.write(new StreamEvent("quote", JSON.stringify(quote)));
     },

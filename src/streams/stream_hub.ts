@@ -125,11 +125,7 @@ export class EventStream<T extends Transport = Transport> {
     for (const event of held) this.deliver(event);
   }
 
-  /**
-   * Either way re-measures what waits, which a WebSocket drains unseen;
-   * a stream that had nothing waiting is not asked (a call into Deno per
-   * stream each second cost 1.4 µs a follower: bench/results/profiles/scale.md).
-   */
+  /** Re-measures what a WebSocket drained unseen, only where something waited (scale.md). */
   heartbeat(now: number, quietMs: number): void {
     if (this.#share.waiting) this.#share.measure();
     if (!this.#open || now - this.#lastWrite < quietMs) return;
@@ -214,6 +210,12 @@ export class StreamHub {
 
   readers(topic: string): Iterable<EventStream> {
     return this.#topics.get(topic) ?? [];
+  }
+
+  /** One event object for all readers of `topic`, encoded once per transport. */
+  deliver(topic: string, event: () => StreamEvent): void {
+    let made: StreamEvent | undefined;
+    for (const stream of this.readers(topic)) stream.deliver(made ??= event());
   }
 
   /** `start` runs while `topic` has readers, so a handler nobody follows holds no subscription. */
