@@ -123,7 +123,8 @@ function openOn<T extends Transport>(
 
 /**
  * Catches `stream` up, then lets it go live, unless the store lost its
- * subscription meanwhile: then it ends and its reader reconnects.
+ * subscription meanwhile: then it ends and its reader reconnects. Answers
+ * whether it is live: what came during the catch-up may cut it as it goes.
  */
 async function catchUpThenLive(
   route: StreamRoute,
@@ -142,7 +143,18 @@ async function catchUpThenLive(
     return false;
   }
   stream.live();
-  return true;
+  return stream.open;
+}
+
+/** `reader` is online while `stream` is open, and not at all once it ended. */
+function onlineWhileOpen(
+  route: StreamRoute,
+  stream: EventStream,
+  reader: string | undefined,
+): void {
+  if (reader !== undefined && stream.open && route.presence !== undefined) {
+    stream.whenEnded(route.presence.streamOpened(reader));
+  }
 }
 
 /**
@@ -167,9 +179,7 @@ async function openEventStream(
   if (!(await catchUpThenLive(route, lastEventId(req), stream, epoch))) {
     throw stream.endedFor === "overflow" ? READERS_BEHIND : NOT_FOLLOWING;
   }
-  if (reader !== undefined && route.presence !== undefined) {
-    stream.whenEnded(route.presence.streamOpened(reader));
-  }
+  onlineWhileOpen(route, stream, reader);
   return new Response(stream.transport.body, { headers: STREAM_HEADERS });
 }
 
@@ -221,9 +231,7 @@ function readClientFrames(
     }
     if (user === null) return stream.end("bad-token");
     stream.reader = user.name;
-    if (stream.open && route.presence !== undefined) {
-      stream.whenEnded(route.presence.streamOpened(user.name));
-    }
+    onlineWhileOpen(route, stream, user.name);
   });
 }
 
@@ -292,9 +300,7 @@ function openWebSocket(
   stream.reader = reader;
   readClientFrames(route, stream, client, reader !== undefined);
   catchUpThenLive(route, after, stream, epoch).then((live) => {
-    if (live && reader !== undefined && route.presence !== undefined) {
-      stream.whenEnded(route.presence.streamOpened(reader));
-    }
+    if (live) onlineWhileOpen(route, stream, reader);
   }, () => {
     // Ended with 1011 already; the store's own log tells of its failures.
   });

@@ -234,3 +234,38 @@ storeTest(
     await untilOnline(two, ann, []);
   },
 );
+
+storeTest(
+  "a reader whose stream is cut as it goes live (what came meanwhile is past the buffer) is not left online",
+  async (store) => {
+    // Its catch-up, read before a message comes, is written after it came.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => release = resolve);
+    const recentMessages = store.recentMessages.bind(store);
+    store.recentMessages = async (...args) => {
+      const recent = await recentMessages(...args);
+      await held;
+      return recent;
+    };
+    const handler = createHandler({
+      store,
+      heartbeatMs: 60_000,
+      maxStreamBufferBytes: 64,
+    });
+    const ann = await register(handler, "ann");
+    const opening = handler(
+      new Request("http://service.test/events", {
+        headers: { "x-messaging-token": ann },
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await store.addMessage(JSON.stringify({ text: "x".repeat(200) }));
+    release();
+    const res = await opening;
+    // As a stream cut during its catch-up is: told to come back.
+    assert.equal(res.status, 503);
+    await res.body?.cancel();
+    const bob = await register(handler, "bob");
+    assert.deepEqual(await onlineOf(handler, bob), []);
+  },
+);
