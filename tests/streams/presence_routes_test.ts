@@ -259,7 +259,14 @@ storeTest(
       }),
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
+    // Heard here after the stream's own listener, subscribed first, heard it.
+    const heard = Promise.withResolvers<void>();
+    const stop = store.subscribe((event) => {
+      if (event.kind === "message") heard.resolve();
+    });
     await store.addMessage(JSON.stringify({ text: "x".repeat(200) }));
+    await heard.promise;
+    stop();
     release();
     const res = await opening;
     // As a stream cut during its catch-up is: told to come back.
