@@ -12,10 +12,10 @@ import type {
   MessageLog,
   PresenceBoard,
   QuoteCell,
-  StoreEvent,
 } from "../store/store.ts";
 import { splitCredential, TOKEN_HEADER } from "../auth/auth.ts";
 import type { Authenticator } from "../auth/guesses.ts";
+import { PRESENCE_PACE_MS, PresencePacing } from "./presence_pacing.ts";
 import {
   type PresenceTracker,
   presenceTrackerOf,
@@ -321,16 +321,6 @@ async function readerOf(
   return user.name;
 }
 
-function presenceData(
-  event: Extract<StoreEvent, { kind: "presence" | "unregistered" }>,
-): string {
-  return JSON.stringify(
-    event.kind === "presence"
-      ? { name: event.name, online: event.online }
-      : { name: event.name, registered: false },
-  );
-}
-
 /** An empty body, so that Deno adds no `content-length: 0`. */
 const head = () =>
   new Response(new ReadableStream({ start: (c) => c.close() }), {
@@ -371,22 +361,36 @@ export function messageEventsRoute(
   options: StreamRouteOptions,
 ): Partial<Record<Method, Handler>> {
   const messages = new MessageChunks();
-  hub.feed("messages", () =>
-    store.subscribe((event) => {
+  hub.feed("messages", () => {
+    // No id: a catch-up does not replay presence.
+    const presence = (data: object) => () =>
+      new StreamEvent("presence", JSON.stringify(data));
+    const pacing = new PresencePacing(
+      PRESENCE_PACE_MS,
+      (name, online) => hub.deliver("messages", presence({ name, online })),
+    );
+    const stop = store.subscribe((event) => {
       if (event.kind === "message") {
         hub.deliver("messages", () => messages.event(event.id, event.json));
-      } else if (event.kind === "presence" || event.kind === "unregistered") {
-        // No id: a catch-up does not replay presence.
-        hub.deliver("messages", () =>
-          new StreamEvent("presence", presenceData(event)));
+      } else if (event.kind === "presence") {
+        pacing.change(event.name, event.online);
+      } else if (event.kind === "unregistered") {
+        pacing.forget(event.name);
+        hub.deliver(
+          "messages",
+          presence({ name: event.name, registered: false }),
+        );
         // Then its streams end: the name may be taken anew.
-        if (event.kind === "unregistered") {
-          hub.endReader("messages", event.name, "unregistered");
-        }
+        hub.endReader("messages", event.name, "unregistered");
       } else if (event.kind === "reset") {
         hub.endAll("messages");
       }
-    }));
+    });
+    return () => {
+      stop();
+      pacing.close();
+    };
+  });
   return streamMethods({
     store,
     hub,

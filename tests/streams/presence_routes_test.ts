@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { createHandler } from "../../src/program/app.ts";
+import { PRESENCE_PACE_MS } from "../../src/streams/presence_pacing.ts";
 import type { Handler } from "../../src/http/router.ts";
 import type { Store } from "../../src/store/store.ts";
 import { call, CONTENT_TYPE, storeTest, utf8Header } from "../_support/call.ts";
@@ -274,5 +275,36 @@ storeTest(
     await res.body?.cancel();
     const bob = await register(handler, "bob");
     assert.deepEqual(await onlineOf(handler, bob), []);
+  },
+);
+
+storeTest(
+  "a user whose streams open and close many times a second reaches the readers at most once a second, its last state last",
+  async (store) => {
+    const handler = app(store);
+    const ann = await register(handler, "ann");
+    const bob = await register(handler, "bob");
+    const watcher = await follow(handler);
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) {
+      const churn = await follow(handler, ann);
+      await churn.close();
+    }
+    const elapsed = performance.now() - started;
+    await untilOnline(handler, bob, []);
+    // Read until nothing more comes for longer than an interval takes to end.
+    const told: unknown[] = [];
+    for (let i = 0; i < 100; i++) {
+      const item = await watcher.next(PRESENCE_PACE_MS * 2.5).catch(() => null);
+      if (item === null) break;
+      if (item.type === "event" && item.event === "presence") {
+        told.push(JSON.parse(item.data));
+      }
+    }
+    assert.deepEqual(told.at(-1), { name: "ann", online: false });
+    // 40 changes; one told at once, then at most one per interval begun.
+    const most = 2 + Math.ceil(elapsed / PRESENCE_PACE_MS);
+    assert.ok(told.length <= most, `${told.length} told, at most ${most}`);
+    await watcher.close();
   },
 );
