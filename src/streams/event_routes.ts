@@ -299,8 +299,8 @@ function openWebSocket(
   );
   stream.reader = reader;
   readClientFrames(route, stream, client, reader !== undefined);
-  catchUpThenLive(route, after, stream, epoch).then((live) => {
-    if (live) onlineWhileOpen(route, stream, reader);
+  catchUpThenLive(route, after, stream, epoch).then(() => {
+    onlineWhileOpen(route, stream, reader);
   }, () => {
     // Ended with 1011 already; the store's own log tells of its failures.
   });

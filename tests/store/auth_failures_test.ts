@@ -24,10 +24,12 @@ async function guess(
 ): Promise<boolean> {
   const tried = await store.authWait(client, rate, WRONG);
   if (tried.waitMs > 0) return false;
-  if (tried.verdict === undefined) {
-    await store.countAuthFailure(client, rate);
-  } else assert.equal(tried.verdict, false, "a wrong credential is wrong");
-  return true;
+  if (tried.verdict !== undefined) {
+    assert.equal(tried.verdict, false, "a wrong credential is wrong");
+    return true;
+  }
+  // Judged only if counted: a failure that found no try left is refused.
+  return (await store.countAuthFailure(client, rate)) === 0;
 }
 
 /** Two Redis stores on one server and prefix, as two processes of one deployment. */

@@ -240,12 +240,13 @@ storeTest(
   "a reader whose stream is cut as it goes live (what came meanwhile is past the buffer) is not left online",
   async (store) => {
     // Its catch-up, read before a message comes, is written after it came.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => release = resolve);
+    const read = Promise.withResolvers<void>();
+    const held = Promise.withResolvers<void>();
     const recentMessages = store.recentMessages.bind(store);
     store.recentMessages = async (...args) => {
       const recent = await recentMessages(...args);
-      await held;
+      read.resolve();
+      await held.promise;
       return recent;
     };
     const handler = createHandler({
@@ -259,7 +260,7 @@ storeTest(
         headers: { "x-messaging-token": ann },
       }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await read.promise;
     // Heard here after the stream's own listener, subscribed first, heard it.
     const heard = Promise.withResolvers<void>();
     const stop = store.subscribe((event) => {
@@ -268,7 +269,7 @@ storeTest(
     await store.addMessage(JSON.stringify({ text: "x".repeat(200) }));
     await heard.promise;
     stop();
-    release();
+    held.resolve();
     const res = await opening;
     // As a stream cut during its catch-up is: told to come back.
     assert.equal(res.status, 503);
