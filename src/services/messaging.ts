@@ -3,7 +3,6 @@
  * @module
  */
 
-import type { BodyReader } from "../http/body.ts";
 import { REFUSALS } from "../http/catalogue.ts";
 import { refusalError } from "../http/http_error.ts";
 import { lastValueCache } from "../http/last_value_cache.ts";
@@ -29,23 +28,19 @@ import type {
   UserDirectory,
 } from "../store/store.ts";
 import { normalName, recheck } from "../auth/auth.ts";
-import type { Authenticator } from "../auth/guesses.ts";
 import { checkMessage } from "./message_check.ts";
 import { historyRoutes } from "./history.ts";
 import { messageEventsRoute, NEWEST_COUNT } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
-  authenticatorOf,
-  bodyReaderOf,
-  clientOfOptions,
   type ServiceOptions,
+  type ServiceParts,
+  servicePartsOf,
   streamHubOf,
-  streamRouteOptionsOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 import { newToken } from "../auth/token.ts";
 import { tokenDigest } from "../identity/token_digest.ts";
-import { type AllowanceOf, allowanceOf } from "../operations/rate_limit.ts";
 import { chatPageRoutes } from "../web/chat_page.ts";
 import { nameError, nameProblem } from "./user_name.ts";
 
@@ -53,12 +48,7 @@ const ADDED_BODY = JSON.stringify({ status: "added" });
 
 const unauthorized = () => statusResponse(401);
 
-interface Context {
-  store: MessagingStore;
-  body: BodyReader;
-  allowance: AllowanceOf;
-  auth: Authenticator;
-}
+type Context = ServiceParts & { store: MessagingStore };
 
 /**
  * What the messaging service needs of its store.
@@ -180,24 +170,12 @@ export function messagingRoutes(
   hub: StreamHub = streamHubOf(options),
 ): Routes {
   const store = options.store ?? new MemoryStore();
-  const clientOf = clientOfOptions(options);
-  const auth = authenticatorOf(options, store, clientOf);
-  const context = {
-    store,
-    body: bodyReaderOf(options),
-    // Each write spends its client's allowance in the store's own step.
-    allowance: allowanceOf(options.rateLimit, clientOf),
-    auth,
-  };
+  const context = { ...servicePartsOf(options, store), store };
   return {
     ...userRoutes(context),
     ...messageRoutes(context),
     ...historyRoutes(store),
-    "/events": messageEventsRoute(
-      store,
-      hub,
-      streamRouteOptionsOf(options, clientOf, auth),
-    ),
+    "/events": messageEventsRoute(store, hub, context.streams),
   };
 }
 

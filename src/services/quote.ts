@@ -19,15 +19,11 @@ import { quoteErrors } from "./quote_check.ts";
 import { quoteEventsRoute } from "../streams/event_routes.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import {
-  authenticatorOf,
-  bodyReaderOf,
-  clientOfOptions,
   type ServiceOptions,
+  servicePartsOf,
   streamHubOf,
-  streamRouteOptionsOf,
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
-import { allowanceOf } from "../operations/rate_limit.ts";
 
 const NULL_BODY = "null";
 
@@ -49,12 +45,9 @@ export function quoteRoutes(
   hub: StreamHub = streamHubOf(options),
 ): Routes {
   const store = options.store ?? new MemoryStore();
-  const body = bodyReaderOf(options);
+  const { body, allowance, streams } = servicePartsOf(options, store);
   const quoteBody = lastValueCache(JSON.stringify);
   const answer = (quote: string) => jsonResponse(quoteBody(quote));
-
-  const clientOf = clientOfOptions(options);
-  const allowance = allowanceOf(options.rateLimit, clientOf);
   return {
     "/quote": {
       GET() {
@@ -72,15 +65,7 @@ export function quoteRoutes(
         return jsonResponse(NULL_BODY);
       },
     },
-    "/quote/events": quoteEventsRoute(
-      store,
-      hub,
-      streamRouteOptionsOf(
-        options,
-        clientOf,
-        authenticatorOf(options, store, clientOf),
-      ),
-    ),
+    "/quote/events": quoteEventsRoute(store, hub, streams),
   };
 }
 

@@ -17,7 +17,11 @@ import {
   type AuthOutcome,
   createAuthenticator,
 } from "../auth/guesses.ts";
-import { checkRate } from "../operations/rate_limit.ts";
+import {
+  type AllowanceOf,
+  allowanceOf,
+  checkRate,
+} from "../operations/rate_limit.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type ClientAddressOf,
@@ -99,15 +103,6 @@ function limitOf(
   return checkWithin(name, limit, options[name] ?? limit.default);
 }
 
-/** The body reader the options describe. */
-export function bodyReaderOf(options: ServiceOptions<unknown>): BodyReader {
-  return createBodyReader({
-    maxBytes: limitOf(options, "maxBodyBytes"),
-    timeoutMs: limitOf(options, "bodyTimeoutMs"),
-    signal: options.signal,
-  });
-}
-
 /** The event-stream hub the options describe. */
 export function streamHubOf(options: ServiceOptions<unknown>): StreamHub {
   return new StreamHub({
@@ -120,42 +115,46 @@ export function streamHubOf(options: ServiceOptions<unknown>): StreamHub {
   });
 }
 
-/** The authenticator the options describe: guessing limited unless `authFailures` is `false`. */
-export function authenticatorOf(
+/** What each service builds from its options over its store. */
+export interface ServiceParts {
+  body: BodyReader;
+  /** Each write spends its client's allowance in the store's own step. */
+  allowance: AllowanceOf;
+  /** Guessing is limited unless `authFailures` is `false`. */
+  auth: Authenticator;
+  streams: StreamRouteOptions;
+}
+
+export function servicePartsOf(
   options: ServiceOptions<unknown>,
   store: UserTokens & AuthFailures,
-  clientOf: ClientAddressOf,
-): Authenticator {
+): ServiceParts {
+  const clientOf = options.clientOf ??
+    clientAddressOf({ trustProxy: options.trustProxy });
   const rate = options.authFailures === false
     ? undefined
     : options.authFailures ?? AUTH_FAILURES_DEFAULT;
-  return createAuthenticator({
+  const auth = createAuthenticator({
     store,
     rate: rate && checkRate("authFailures", rate),
     clientOf,
     report: options.onAuthOutcome,
   });
-}
-
-export function streamRouteOptionsOf(
-  options: ServiceOptions<unknown>,
-  clientOf: ClientAddressOf,
-  auth: Authenticator,
-): StreamRouteOptions {
   return {
-    clientOf,
-    auth,
-    originOf: sameOriginOrAllowed(options.corsOrigins, {
-      trustProxy: options.trustProxy,
+    body: createBodyReader({
+      maxBytes: limitOf(options, "maxBodyBytes"),
+      timeoutMs: limitOf(options, "bodyTimeoutMs"),
+      signal: options.signal,
     }),
-    webSockets: options.webSockets ?? true,
+    allowance: allowanceOf(options.rateLimit, clientOf),
+    auth,
+    streams: {
+      clientOf,
+      auth,
+      originOf: sameOriginOrAllowed(options.corsOrigins, {
+        trustProxy: options.trustProxy,
+      }),
+      webSockets: options.webSockets ?? true,
+    },
   };
-}
-
-/** Who the client of a request is, as the options say. */
-export function clientOfOptions(
-  options: ServiceOptions<unknown>,
-): ClientAddressOf {
-  return options.clientOf ??
-    clientAddressOf({ trustProxy: options.trustProxy });
 }
