@@ -7,45 +7,32 @@ import type { LogFormat } from "../http/request_log.ts";
 
 /** `info` on standard output, `error` on standard error. */
 export interface ProgramLog {
-  info(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
   /** With its stack: for the operator's eyes, never a client's. */
   fault(message: string, error: unknown): void;
   /** Lost (`error`), or back (`info`). */
   report(message: string, level: "error" | "info"): void;
 }
 
-function line(
-  format: LogFormat,
-  level: "info" | "error",
-  message: string,
-  fields: Record<string, unknown> = {},
-): string {
-  if (format === "json") {
-    return JSON.stringify({
-      time: new Date().toISOString(),
-      level,
-      message,
-      ...fields,
-    });
-  }
-  const details = Object.values(fields).map(String);
-  return [message, ...details].join(" ");
-}
+type Fields = Record<string, unknown>;
 
 export function programLog(format: LogFormat): ProgramLog {
-  const report = (
-    message: string,
-    level: "error" | "info",
-    fields?: Record<string, unknown>,
-  ) => console.error(line(format, level, message, fields));
-  const error = (message: string, fields?: Record<string, unknown>) =>
-    report(message, "error", fields);
+  const line = (level: "info" | "error", message: string, fields = {}) =>
+    format === "json"
+      ? JSON.stringify({
+        time: new Date().toISOString(),
+        level,
+        message,
+        ...fields,
+      })
+      : [message, ...Object.values(fields).map(String)].join(" ");
+  const error = (message: string, fields?: Fields) =>
+    console.error(line("error", message, fields));
   return {
-    info: (message, fields) =>
-      console.log(line(format, "info", message, fields)),
+    info: (message, fields) => console.log(line("info", message, fields)),
     error,
-    report,
+    report: (message, level) => console.error(line(level, message)),
     fault: (message, fault) =>
       error(message, {
         error: fault instanceof Error ? fault.stack : String(fault),
