@@ -12,7 +12,10 @@ import { createHandler, type HandlerOptions } from "./app.ts";
 import { openStore } from "./open_store.ts";
 import type { Store } from "../store/store.ts";
 import type { Config } from "./config.ts";
-import { listeningBanner } from "./listening_banner.ts";
+import {
+  type ServiceSelection,
+  servicesOf,
+} from "../services/service_names.ts";
 import type { ProgramLog } from "./program_log.ts";
 
 /** The signals an entry aborts, and the requests it waits for. */
@@ -57,4 +60,15 @@ export async function setUpProgram(
     flushLog: () => sink?.flush(),
     listening: (addr) => log.info(listeningBanner(addr, config.service)),
   };
+}
+
+/** The first line the program prints, which scripts and tests wait for, with the real bound port. */
+export function listeningBanner(
+  { hostname, port }: Deno.NetAddr,
+  selection: ServiceSelection,
+): string {
+  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+  return `Listening on http://${host}:${port}/ (services: ${
+    servicesOf(selection).join(", ")
+  })`;
 }
