@@ -28,7 +28,6 @@ import {
   text,
   UsageError,
   valueOption,
-  type ValueParser,
   whole,
 } from "./options.ts";
 
@@ -58,25 +57,6 @@ function parseRate(raw: string, what: string): RateLimit {
   return rate;
 }
 
-const rateLimit: ValueParser<RateLimit | undefined> = {
-  placeholder: "B/S",
-  values: RATE_VALUES,
-  default: undefined,
-  shownDefault: "none",
-  parse: (raw) => parseRate(raw, "writes"),
-};
-
-/** Like {@linkcode rateLimit}, on by default; `0` turns it off. */
-const authFailures: ValueParser<RateLimit | false> = {
-  placeholder: "B/S|0",
-  values: `${RATE_VALUES}; 0: off`,
-  default: AUTH_FAILURES_DEFAULT,
-  shownDefault: `${AUTH_FAILURES_DEFAULT.burst}/${
-    AUTH_FAILURES_DEFAULT.periodMs / 1000
-  }`,
-  parse: (raw) => raw === "0" ? false : parseRate(raw, "failures"),
-};
-
 /** Every option, in `--help`'s order; `variable.serve`: read by `serve.ts`, `fallback`: by `main.ts` without the flag. */
 export const OPTIONS = {
   service: valueOption({
@@ -94,11 +74,7 @@ export const OPTIONS = {
   hostname: valueOption({
     flag: "hostname",
     help: "address to listen on",
-    ...text({
-      placeholder: "H",
-      default: "0.0.0.0",
-      check: { accepts: (raw) => raw !== "", mustBe: "must not be empty" },
-    }),
+    ...text("H", "0.0.0.0", true),
   }),
   reusePort: switchOption({
     flag: "reuse-port",
@@ -167,14 +143,25 @@ export const OPTIONS = {
     variable: { name: "LMS_RATE_LIMIT", serve: true },
     help:
       "each client may make B writes at once and one more every S seconds; past it 429 with Retry-After",
-    ...rateLimit,
+    placeholder: "B/S",
+    values: RATE_VALUES,
+    default: undefined,
+    shownDefault: "none",
+    parse: (raw) => parseRate(raw, "writes"),
   }),
   authFailures: valueOption({
     flag: "auth-failures",
     variable: { name: "LMS_AUTH_FAILURES", serve: true },
     help:
       "each client may fail to authenticate B times at once and once more every S seconds; past it 429 with Retry-After on authenticated routes",
-    ...authFailures,
+    // Like --rate-limit, on by default; `0` turns it off.
+    placeholder: "B/S|0",
+    values: `${RATE_VALUES}; 0: off`,
+    default: AUTH_FAILURES_DEFAULT as RateLimit | false,
+    shownDefault: `${AUTH_FAILURES_DEFAULT.burst}/${
+      AUTH_FAILURES_DEFAULT.periodMs / 1000
+    }`,
+    parse: (raw) => raw === "0" ? false : parseRate(raw, "failures"),
   }),
   trustProxy: switchOption({
     flag: "trust-proxy",
@@ -225,7 +212,7 @@ export const OPTIONS = {
     flag: "redis-prefix",
     variable: { name: "LMS_REDIS_PREFIX", serve: true },
     help: "prefix of every Redis key",
-    ...text({ placeholder: "P", default: "lms:" }),
+    ...text("P", "lms:"),
   }),
   redisWaitReplicas: valueOption({
     flag: "redis-wait-replicas",

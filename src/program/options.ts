@@ -39,11 +39,9 @@ export interface OptionRow {
   readonly help: string;
 }
 
-export type OptionKind = "value" | "switch" | "list";
-
 /** One option of the table; `T` is its parsed value. */
 export interface Option<T> extends OptionRow {
-  readonly kind: OptionKind;
+  readonly kind: "value" | "switch" | "list";
   /** What follows `=` in `--help`: `N`, `B/S`; empty for a switch. */
   readonly placeholder: string;
   /** The values it takes, in words, if more than its placeholder says. */
@@ -155,19 +153,18 @@ export function oneOf<const C extends string>(
   };
 }
 
-/** Any text, or only what `check` accepts. */
-export function text(spec: {
-  placeholder: string;
-  default: string;
-  check?: { accepts: (raw: string) => boolean; mustBe: string };
-}): ValueParser<string> {
-  const { check } = spec;
+/** Any text, or (`nonEmpty`) any but the empty one. */
+export function text(
+  placeholder: string,
+  fallback: string,
+  nonEmpty = false,
+): ValueParser<string> {
   return {
-    placeholder: spec.placeholder,
-    default: spec.default,
+    placeholder,
+    default: fallback,
     parse(raw) {
-      if (check && !check.accepts(raw)) {
-        throw new InvalidValue(check.mustBe, raw);
+      if (nonEmpty && raw === "") {
+        throw new InvalidValue("must not be empty", raw);
       }
       return raw;
     },
@@ -184,7 +181,7 @@ export type OptionValues<Table extends OptionTable> = {
 export type Entry = "start" | "serve";
 
 /** Whether `entry` reads `option`'s variable (when its flag is absent). */
-export function readsVariable(entry: Entry, option: OptionRow): boolean {
+function readsVariable(entry: Entry, option: OptionRow): boolean {
   return entry === "serve"
     ? option.variable?.serve === true
     : option.variable?.fallback === true;
@@ -257,13 +254,6 @@ function flagText(option: Option<unknown>): string {
     : `--${option.flag}`;
 }
 
-/** The default as shown, with the variable `main.ts` falls back on first. */
-function defaultText(option: Option<unknown>): string {
-  return option.variable?.fallback
-    ? `$${option.variable.name}, else ${option.shownDefault}`
-    : option.shownDefault;
-}
-
 /** `text` in lines of at most `width` characters, broken at spaces. */
 function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
@@ -286,12 +276,13 @@ const HELP_COLUMN = 28;
 function flagsHelp(table: OptionTable): string {
   const lines: string[] = [];
   for (const option of Object.values(table)) {
+    // The default with the variable `main.ts` falls back on first.
+    const shown = option.variable?.fallback
+      ? `$${option.variable.name}, else ${option.shownDefault}`
+      : option.shownDefault;
     const details = option.kind === "switch"
       ? ""
-      : ` (${
-        [option.values, `default: ${defaultText(option)}`]
-          .filter(Boolean).join("; ")
-      })`;
+      : ` (${[option.values, `default: ${shown}`].filter(Boolean).join("; ")})`;
     const [first, ...rest] = wrap(
       `${option.help}${details}`,
       HELP_WIDTH - HELP_COLUMN,
