@@ -12,22 +12,10 @@ export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 /** One label for every path the table does not serve, whatever clients ask for. */
 export const UNKNOWN_ROUTE = "unknown";
 
+const BOUNDS_MS = [0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000];
+
 /** Upper bounds of the duration histogram's buckets, in seconds. */
-export const DURATION_BUCKETS = [
-  0.0005,
-  0.001,
-  0.0025,
-  0.005,
-  0.01,
-  0.025,
-  0.05,
-  0.1,
-  0.25,
-  0.5,
-  1,
-  2.5,
-  5,
-];
+export const DURATION_BUCKETS = BOUNDS_MS.map((ms) => ms / 1000);
 
 /** Any other method counts as `other`, so clients cannot add labels. */
 const METHODS = new Set(["DELETE", "GET", "HEAD", "OPTIONS", "POST"]);
@@ -146,24 +134,24 @@ export class Metrics {
         `lms_http_request_duration_seconds_count{${name}} ${stats.count}`,
       );
     }
-    const samples = await Promise.all(
-      this.#sampled.map(async (s) => {
+    const sampled = await Promise.all(
+      this.#sampled.map(async ({ name, help, type, read }) => {
         try {
-          return await s.read();
+          const sample = await read();
+          if (sample !== undefined) {
+            return [
+              `# HELP ${name} ${help}`,
+              `# TYPE ${name} ${type}`,
+              `${name} ${value(sample)}`,
+            ];
+          }
         } catch {
-          return undefined;
+          // Left out of this scrape.
         }
+        return [];
       }),
     );
-    this.#sampled.forEach((s, i) => {
-      const sample = samples[i];
-      if (sample === undefined) return;
-      lines.push(
-        `# HELP ${s.name} ${s.help}`,
-        `# TYPE ${s.name} ${s.type}`,
-        `${s.name} ${value(sample)}`,
-      );
-    });
+    lines.push(...sampled.flat());
     return lines.join("\n") + "\n";
   }
 }
