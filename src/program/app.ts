@@ -135,18 +135,13 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     },
   });
   const served = withCors(router, routes, options.corsOrigins ?? []);
-  const stopping = options.stopSignal;
   // Once stopping, new requests go elsewhere (still counted and logged); those in flight finish.
   const refusing: Handler = (req, info) =>
-    stopping?.aborted
+    options.stopSignal?.aborted
       ? statusResponse(503, { connection: "close", "retry-after": "1" })
       : served(req, info);
-  const { onResponse } = options;
-  const observer: ResponseObserver = onResponse
-    ? (req, res, ms, info) => {
-      metrics.observe(req, res.status, ms / 1000);
-      onResponse(req, res, ms, info);
-    }
-    : (req, res, ms) => metrics.observe(req, res.status, ms / 1000);
-  return observeResponses(refusing, observer, options.inFlight);
+  return observeResponses(refusing, (req, res, ms, info) => {
+    metrics.observe(req, res.status, ms / 1000);
+    options.onResponse?.(req, res, ms, info);
+  }, options.inFlight);
 }
