@@ -5,8 +5,6 @@
  */
 
 import type { ClientAddressOf } from "../http/client_address.ts";
-import { REFUSALS } from "../http/catalogue.ts";
-import { waitRefusal } from "../http/http_error.ts";
 import type { ConnectionInfo } from "../http/router.ts";
 import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
@@ -26,11 +24,6 @@ export function isRateWithinBounds(rate: RateLimit): boolean {
   return isWithin(RATE_LIMIT_BOUNDS.burst, rate.burst) &&
     isWithin(RATE_LIMIT_BOUNDS.periodMs, rate.periodMs) &&
     rate.burst * rate.periodMs <= RATE_LIMIT_BOUNDS.maxRefillMs;
-}
-
-/** With an honest `Retry-After`. */
-export function tooManyWrites(rate: RateLimit, waitMs: number): Response {
-  return waitRefusal(REFUSALS.tooManyWrites, rate, waitMs).getResponse();
 }
 
 /** `undefined` when writes are not limited. */

@@ -4,8 +4,9 @@
  * @module
  */
 
+import { REFUSALS } from "../http/catalogue.ts";
+import { waitRefusal } from "../http/http_error.ts";
 import { statusResponse } from "../http/response.ts";
-import { tooManyWrites } from "../operations/rate_limit.ts";
 import { RateLimited, StoreUnavailableError } from "../store/store.ts";
 
 export function mapStoreError(error: unknown): Response | undefined {
@@ -13,7 +14,8 @@ export function mapStoreError(error: unknown): Response | undefined {
     return statusResponse(503, { "retry-after": "1" });
   }
   if (error instanceof RateLimited) {
-    return tooManyWrites(error.rate, error.waitMs);
+    return waitRefusal(REFUSALS.tooManyWrites, error.rate, error.waitMs)
+      .getResponse();
   }
   return undefined;
 }
