@@ -93,11 +93,7 @@ export function switchOption(row: OptionRow): Option<boolean> {
 
 /** A repeatable flag; its variable separates values by commas or spaces. */
 export function listOption<T>(
-  row: OptionRow & {
-    placeholder: string;
-    values: string;
-    parse(raw: string): T;
-  },
+  row: OptionRow & Required<Omit<ValueParser<T>, "default" | "shownDefault">>,
 ): Option<T[]> {
   return {
     ...row,
@@ -254,20 +250,9 @@ function flagText(option: Option<unknown>): string {
     : `--${option.flag}`;
 }
 
-/** `text` in lines of at most `width` characters, broken at spaces. */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = "";
-  for (const word of text.split(" ")) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else {
-      line = line ? `${line} ${word}` : word;
-    }
-  }
-  return [...lines, line];
-}
+/** `text` in lines of at most `width` characters, broken at spaces; a longer word stands alone. */
+const wrap = (text: string, width: number): string[] =>
+  text.match(new RegExp(`\\S.{0,${width - 1}}(?= |$)|\\S+`, "g")) ?? [""];
 
 const HELP_WIDTH = 80;
 const HELP_COLUMN = 28;
