@@ -18,12 +18,6 @@ import {
 } from "../services/service_names.ts";
 import type { ProgramLog } from "./program_log.ts";
 
-/** The signals an entry aborts, and the requests it waits for. */
-export type StopSignals = Pick<
-  HandlerOptions,
-  "signal" | "stopSignal" | "inFlight"
->;
-
 export interface Program {
   /** The entry closes it when it stops. */
   readonly store: Store;
@@ -38,7 +32,8 @@ export interface Program {
 export async function setUpProgram(
   config: Config,
   log: ProgramLog,
-  signals: StopSignals,
+  // The signals the entry aborts, and the requests it waits for.
+  signals: Pick<HandlerOptions, "signal" | "stopSignal" | "inFlight">,
 ): Promise<Program> {
   const store = await openStore({ ...config, onStatus: log.report });
   const clientOf = clientAddressOf(config);

@@ -25,8 +25,6 @@ import {
 } from "./service_options.ts";
 import { mapStoreError } from "./store_errors.ts";
 
-const NULL_BODY = "null";
-
 /**
  * What the quote service needs of its store (tokens for WebSocket token frames).
  *
@@ -62,7 +60,7 @@ export function quoteRoutes(
         const errors = quoteErrors(text);
         if (errors.length > 0) return errorResponse(errors);
         await store.setQuote(text, allowance(req, info));
-        return jsonResponse(NULL_BODY);
+        return jsonResponse("null");
       },
     },
     "/quote/events": quoteEventsRoute(store, hub, streams),
