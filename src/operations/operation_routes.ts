@@ -8,7 +8,12 @@ import { setImmediate } from "node:timers";
 import { STATUS_MESSAGES } from "../http/catalogue.ts";
 import { jsonResponse } from "../http/response.ts";
 import type { Routes } from "../http/router.ts";
-import type { Readiness, StoreHealth, UserDirectory } from "../store/store.ts";
+import type {
+  Awaitable,
+  Readiness,
+  StoreHealth,
+  UserDirectory,
+} from "../store/store.ts";
 import type { StreamHub } from "../streams/stream_hub.ts";
 import type { AuthOutcome } from "../auth/guesses.ts";
 import { type Metrics, METRICS_CONTENT_TYPE } from "./metrics.ts";
@@ -38,74 +43,59 @@ const startSeconds = Math.round(performance.timeOrigin / 1000);
 
 function sampleAll(options: OperationRouteOptions): void {
   const { metrics, store, hub } = options;
-  const sample = metrics.sample.bind(metrics);
-  sample(
-    "lms_event_streams_open",
-    "Event streams open.",
-    "gauge",
-    () => hub.size,
-  );
-  sample(
+  type Read = () => Awaitable<number | undefined>;
+  const gauge = (name: string, help: string, read: Read) =>
+    metrics.sample(name, help, "gauge", read);
+  const counter = (name: string, help: string, read: Read) =>
+    metrics.sample(name, help, "counter", read);
+  gauge("lms_event_streams_open", "Event streams open.", () => hub.size);
+  gauge(
     "lms_event_stream_connections_closing",
     "Connections of ended event streams their clients have not closed yet; they count against the stream caps.",
-    "gauge",
     () => hub.closing,
   );
-  sample(
+  counter(
     "lms_store_failures_total",
     "Requests answered 503 because the store could not be reached.",
-    "counter",
     options.storeFailures,
   );
-  sample(
+  counter(
     "lms_auth_failures_total",
     "Requests whose credential did not authenticate.",
-    "counter",
     () => options.authOutcomes.failed,
   );
-  sample(
+  counter(
     "lms_auth_refused_total",
     "Requests refused 429 because their client failed to authenticate too often.",
-    "counter",
     () => options.authOutcomes.refused,
   );
-  sample(
-    "lms_registered_users",
-    "Users registered.",
-    "gauge",
-    () => store.userCount(),
-  );
-  sample(
+  gauge("lms_registered_users", "Users registered.", () => store.userCount());
+  gauge(
     "lms_process_resident_memory_bytes",
     "Resident memory of the process.",
-    "gauge",
     () => Deno.memoryUsage().rss,
   );
-  sample(
+  gauge(
     "lms_process_heap_used_bytes",
     "JavaScript heap in use.",
-    "gauge",
     () => Deno.memoryUsage().heapUsed,
   );
-  sample(
+  counter(
     "lms_process_cpu_seconds_total",
     "CPU time of the process, user and system.",
-    "counter",
     () => {
       const { user, system } = cpuUsage();
       return (user + system) / 1e6;
     },
   );
-  sample(
+  gauge(
     "lms_process_start_time_seconds",
     "When the process started, in seconds since the Unix epoch.",
-    "gauge",
     () => startSeconds,
   );
-  sample(
+  gauge(
     "lms_event_loop_lag_seconds",
     "How long the event loop took to run a callback queued at the scrape.",
-    "gauge",
     eventLoopLag,
   );
 }
