@@ -12,8 +12,6 @@ import {
 } from "../http/catalogue.ts";
 import type { ErrorEntry } from "../http/response.ts";
 
-export { MAX_NAME_LENGTH };
-
 // Cannot travel in a header value, or break its line.
 const CONTROLS = String.raw`\p{Cc}\u2028\u2029`;
 // Show nothing or reorder the text around them; U+2800 shows as a space but is none.

@@ -1,11 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { headerValue } from "../../src/client/header_value.js";
-import {
-  MAX_NAME_LENGTH,
-  nameError,
-  nameProblem,
-} from "../../src/services/user_name.ts";
+import { MAX_NAME_LENGTH } from "../../src/http/catalogue.ts";
+import { nameError, nameProblem } from "../../src/services/user_name.ts";
 
 /** What a server reads back from a header carrying `name` as UTF-8 bytes. */
 function throughHeader(name: string): string {
