@@ -79,18 +79,12 @@ export function precompressed(
   headers: Record<string, string>,
 ): (req: Request) => Response {
   const identity = new TextEncoder().encode(body);
-  const variants = new Map<Encoding, Uint8Array<ArrayBuffer>>();
-  const variant = (encoding: Encoding) => {
-    let bytes = variants.get(encoding);
-    if (bytes === undefined) {
-      bytes = encode(identity, encoding);
-      variants.set(encoding, bytes);
-    }
-    return bytes;
-  };
+  const variants: Partial<Record<Encoding, Uint8Array<ArrayBuffer>>> = {};
   return (req) => {
     const encoding = chooseEncoding(req.headers.get("accept-encoding"));
-    const sent = encoding ? variant(encoding) : identity;
+    const sent = encoding
+      ? variants[encoding] ??= encode(identity, encoding)
+      : identity;
     return encoded(sent, 200, new Headers(headers), encoding);
   };
 }

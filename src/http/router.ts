@@ -81,9 +81,6 @@ export type Routes = Record<string, Partial<Record<Method, Handler>>>;
  */
 export type FaultLogger = (error: unknown, req: Request) => void;
 
-/** `undefined` means a fault: answered 500 and logged. */
-export type ErrorMapper = (error: unknown) => Response | undefined;
-
 interface CompiledRoute {
   methods: Map<string, Handler>;
   allow: string;
@@ -130,8 +127,8 @@ function defaultFaultLogger(error: unknown, req: Request): void {
 export interface RouterOptions {
   /** The client only ever sees a bare 500. */
   logFault?: FaultLogger;
-  /** For errors of other layers that are not faults, such as an unreachable store. */
-  mapError?: ErrorMapper;
+  /** For errors of other layers that are not faults (an unreachable store); `undefined`: a fault. */
+  mapError?: (error: unknown) => Response | undefined;
 }
 
 /** A path served twice is a mistake, not an override: it throws. */
@@ -157,18 +154,16 @@ export function createRouter(
   for (const [path, methods] of Object.entries(routes)) {
     table.set(path, compile(methods));
   }
-  const notFound = () => statusResponse(404);
-  const mapError = options.mapError ?? (() => undefined);
   const fail = (error: unknown, req: Request): Response => {
     if (error instanceof HttpError) return error.getResponse();
-    const mapped = mapError(error);
+    const mapped = options.mapError?.(error);
     if (mapped !== undefined) return mapped;
     logFault(error, req);
     return statusResponse(500);
   };
   return (req, info) => {
     const route = table.get(requestPath(req));
-    if (route === undefined) return notFound();
+    if (route === undefined) return statusResponse(404);
     const handler = route.methods.get(req.method);
     if (handler === undefined) {
       return statusResponse(405, { allow: route.allow });

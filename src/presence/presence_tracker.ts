@@ -31,14 +31,10 @@ export interface PresenceTracker {
   streamOpened(name: string): () => void;
 }
 
-/** Replaced when the user is unregistered. */
-interface Hold {
-  count: number;
-}
-
 class CountingTracker implements PresenceTracker {
   #store: TrackedStore;
-  #holds = new Map<string, Hold>();
+  /** A user's count of streams: replaced when the user is unregistered. */
+  #holds = new Map<string, { count: number }>();
   /** Heard only while some stream counts. */
   #stopHearing: (() => void) | undefined;
 

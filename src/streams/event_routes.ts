@@ -58,17 +58,11 @@ export function lastEventId(req: Request): number | undefined {
 }
 
 /** The subscription retries at least every second. */
-const FOLLOW_RETRY_SECONDS = 1;
-
+const FOLLOW_RETRY = { "retry-after": "1" };
 /** A stream opened while the store cannot follow would wait in vain. */
-const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, {
-  "retry-after": String(FOLLOW_RETRY_SECONDS),
-});
-
+const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, FOLLOW_RETRY);
 /** A catch-up cut because all readers together were too far behind. */
-const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, {
-  "retry-after": String(FOLLOW_RETRY_SECONDS),
-});
+const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, FOLLOW_RETRY);
 
 /** A place frees only when a reader leaves, which no clock tells. */
 const CAP_RETRY = { "retry-after": "5" };
@@ -85,15 +79,20 @@ const CAP_REFUSALS = {
 
 const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);
 
-/** What both transports of one route share. */
-interface StreamRoute {
-  store: ChangeFeed;
-  hub: StreamHub;
-  topic: string;
+export interface StreamRouteOptions {
+  /** For the per-client cap. */
   clientOf: ClientAddressOf;
   auth: Authenticator;
   originOf: OriginCheck;
+  /** When not, an upgrade is refused (400). */
   webSockets: boolean;
+}
+
+/** What both transports of one route share. */
+interface StreamRoute extends StreamRouteOptions {
+  store: ChangeFeed;
+  hub: StreamHub;
+  topic: string;
   /** Writes a new stream's first events; `after`: the reader's resume id. */
   catchUp: (after: number | undefined, stream: EventStream) => Promise<void>;
   /** Only where presence is told (messages). */
@@ -108,15 +107,10 @@ function openOn<T extends Transport>(
   connection: Promise<unknown> | undefined,
   kind: StreamKind,
 ): { stream: EventStream<T>; epoch: number } {
-  const epoch = route.store.subscriptionEpoch();
+  const { store, hub, topic } = route;
+  const epoch = store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
-  const stream = route.hub.open(
-    route.topic,
-    client,
-    transport,
-    connection,
-    kind,
-  );
+  const stream = hub.open(topic, client, transport, connection, kind);
   if (typeof stream === "string") throw CAP_REFUSALS[stream];
   return { stream, epoch };
 }
@@ -181,10 +175,6 @@ async function openEventStream(
   }
   onlineWhileOpen(route, stream, reader);
   return new Response(stream.transport.body, { headers: STREAM_HEADERS });
-}
-
-function isWebSocketUpgrade(req: Request): boolean {
-  return req.headers.get("upgrade")?.toLowerCase() === "websocket";
 }
 
 /** The token of a `{"token": "..."}` frame, or `undefined`. */
@@ -330,7 +320,8 @@ const head = () =>
 function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
-      const webSocket = isWebSocketUpgrade(req);
+      const webSocket =
+        req.headers.get("upgrade")?.toLowerCase() === "websocket";
       if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
       const reader = route.presence === undefined
@@ -343,15 +334,6 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
     },
     HEAD: head,
   };
-}
-
-export interface StreamRouteOptions {
-  /** For the per-client cap. */
-  clientOf: ClientAddressOf;
-  auth: Authenticator;
-  originOf: OriginCheck;
-  /** When not, an upgrade is refused (400). */
-  webSockets: boolean;
 }
 
 /** `GET /events`: the newest messages or those after the reader's id, then each new one and every change of presence. */
@@ -402,13 +384,12 @@ export function messageEventsRoute(
         after ?? 0,
         after === undefined ? NEWEST_COUNT : undefined,
       );
-      let resuming = after !== undefined;
       if (after !== undefined && after > recent.newestId) {
         // The store started afresh: the reader's id means nothing here.
         recent = await store.recentMessages(0, NEWEST_COUNT);
-        resuming = false;
+        after = undefined;
       }
-      if (resuming && recent.missed > 0) {
+      if (after !== undefined && recent.missed > 0) {
         stream.write(
           new StreamEvent("gap", JSON.stringify({ missed: recent.missed })),
         );
