@@ -26,12 +26,7 @@ type TrackedStore = PresenceBoard & ChangeFeed;
  * assert.deepEqual(store.onlineUsers(), []);
  * ```
  */
-export interface PresenceTracker {
-  /** Answers the close callback; calls after the first change nothing. */
-  streamOpened(name: string): () => void;
-}
-
-class CountingTracker implements PresenceTracker {
+export class PresenceTracker {
   #store: TrackedStore;
   /** A user's count of streams: replaced when the user is unregistered. */
   #holds = new Map<string, { count: number }>();
@@ -42,6 +37,7 @@ class CountingTracker implements PresenceTracker {
     this.#store = store;
   }
 
+  /** Answers the close callback; calls after the first change nothing. */
   streamOpened(name: string): () => void {
     let hold = this.#holds.get(name);
     if (hold === undefined) {
@@ -92,7 +88,7 @@ const trackers = new WeakMap<TrackedStore, PresenceTracker>();
 export function presenceTrackerOf(store: TrackedStore): PresenceTracker {
   let tracker = trackers.get(store);
   if (tracker === undefined) {
-    tracker = new CountingTracker(store);
+    tracker = new PresenceTracker(store);
     trackers.set(store, tracker);
   }
   return tracker;
