@@ -1,6 +1,5 @@
 /**
- * The `X-Messaging-Token` check: `<name>-<token>`, split at the first `-`,
- * the token compared in constant time.
+ * `X-Messaging-Token: <name>-<token>`, split at the first `-`; the token compared in constant time.
  * @module
  */
 

@@ -1,6 +1,5 @@
 /**
- * Guessing is limited: past its failures' allowance a client is refused 429
- * on every authenticated route, so a right guess tells it nothing.
+ * Past its failures' allowance a client is 429 on every authenticated route: a right guess tells nothing.
  * @module
  */
 

@@ -1,6 +1,5 @@
 /**
- * Response compression, which `Deno.serve` 2.9.6 does not do (see
- * docs/architecture.md): fixed documents once, JSON answers as they are made.
+ * Compression, which `Deno.serve` 2.9.6 lacks: fixed documents once, JSON answers as made.
  * @module
  */
 

@@ -1,6 +1,5 @@
 /**
- * `GET /events` and `GET /quote/events`, as server-sent events or, on an
- * upgrade, a WebSocket: both transports read the same hub.
+ * `GET /events` and `GET /quote/events`, as server-sent events or a WebSocket, over one hub.
  * @module
  */
 
@@ -116,9 +115,8 @@ function openOn<T extends Transport>(
 }
 
 /**
- * Catches `stream` up, then lets it go live, unless the store lost its
- * subscription meanwhile: then it ends and its reader reconnects. Answers
- * whether it is live: what came during the catch-up may cut it as it goes.
+ * Live after its catch-up unless the store lost its subscription meanwhile (its reader then
+ * reconnects). Answers whether it is live: what came meanwhile may cut it as it goes.
  */
 async function catchUpThenLive(
   route: StreamRoute,
@@ -151,10 +149,7 @@ function onlineWhileOpen(
   }
 }
 
-/**
- * The catch-up is written before the answer, so that a stream that could
- * not go live is answered 503 rather than 200. See docs/architecture.md.
- */
+/** Caught up before it is answered: a stream that cannot go live is 503, not 200. */
 async function openEventStream(
   route: StreamRoute,
   req: Request,
@@ -192,10 +187,7 @@ function tokenOfFrame(data: unknown): string | undefined {
     : undefined;
 }
 
-/**
- * At most one first frame, a token (unless the upgrade carried one): a bad
- * token closes with 1008, any other frame with 1003.
- */
+/** One first frame, a token, unless the upgrade had one: a bad token closes 1008, any other frame 1003. */
 function readClientFrames(
   route: StreamRoute,
   stream: EventStream<WebSocketTransport>,
@@ -225,10 +217,7 @@ function readClientFrames(
   });
 }
 
-/**
- * Twice the heartbeat, up to a quarter longer at random, so that sockets
- * connected together are not pinged together. See docs/architecture.md.
- */
+/** Twice the heartbeat, up to a quarter more at random: sockets opened together are pinged apart. */
 export function idleTimeoutSeconds(
   heartbeatMs: number,
   random: () => number = Math.random,
@@ -236,11 +225,7 @@ export function idleTimeoutSeconds(
   return (2 * heartbeatMs * (1 + random() / 4)) / 1000;
 }
 
-/**
- * `first`, then `second`. Made apart from `openWebSocket` so that a socket's
- * listener, which lives as long as the socket, does not hold that scope (the
- * request, its headers, the upgrade's response).
- */
+/** Made apart from `openWebSocket`, so a socket's listener does not hold its request and headers. */
 function both(first: () => void, second: () => void): () => void {
   return () => {
     first();
@@ -248,10 +233,7 @@ function both(first: () => void, second: () => void): () => void {
   };
 }
 
-/**
- * Every refusal comes before the upgrade; after it, the catch-up goes out
- * as the socket opens. Places are held until the socket is closed for good.
- */
+/** Every refusal comes before the upgrade; the catch-up goes out as the socket opens. */
 function openWebSocket(
   route: StreamRoute,
   req: Request,
