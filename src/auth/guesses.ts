@@ -43,7 +43,6 @@ export const AUTH_FAILURES_DEFAULT: RateLimit = { burst: 100, periodMs: 100 };
  */
 export type AuthOutcome = "failed" | "refused";
 
-/** Options of {@linkcode createAuthenticator}. */
 export interface AuthenticatorOptions {
   store: UserTokens & AuthFailures;
   /** The failures each client may make; `undefined` counts them for metrics only. */
@@ -53,7 +52,6 @@ export interface AuthenticatorOptions {
   report?: (outcome: AuthOutcome) => void;
 }
 
-/** Authentication with guessing limited. */
 export interface Authenticator {
   /** The credential of `req` when it authenticates, else `null`; throws 429 while the client must wait. */
   authenticate(
@@ -68,8 +66,6 @@ export interface Authenticator {
 }
 
 /**
- * An authenticator over `options.store`.
- *
  * @example The 101st wrong token is refused, and so is the right one
  * ```ts
  * import assert from "node:assert/strict";

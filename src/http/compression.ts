@@ -55,7 +55,6 @@ export function encode(
   return new Uint8Array(out);
 }
 
-/** `body` as sent in `encoding` (or as it is), saying `Vary` and its length. */
 function encoded(
   body: Uint8Array<ArrayBuffer>,
   status: number,
@@ -91,7 +90,6 @@ export function precompressed(
 /** The JSON text of answers that may be large: rebuilding every answer tripled a small one's CPU. */
 const largeJson = new WeakMap<Response, string>();
 
-/** Notes that `res` carries JSON `text` which may be worth compressing. */
 export function markCompressible(res: Response, text: string): Response {
   // A UTF-8 character is at most 3 bytes: shorter text is surely small.
   if (text.length * 3 >= MIN_COMPRESSED_BYTES) largeJson.set(res, text);

@@ -65,15 +65,14 @@ export type Routes = Record<string, Partial<Record<Method, Handler>>>;
  * ```ts
  * import assert from "node:assert/strict";
  * import { createHandler, type FaultLogger, MemoryStore } from "@lms/light-messaging";
- * class BrokenStore extends MemoryStore {
- *   override getQuote(): string {
- *     throw new Error("a bug");
- *   }
- * }
+ * const store = new MemoryStore();
+ * store.getQuote = () => {
+ *   throw new Error("a bug");
+ * };
  * const faults: string[] = [];
  * const logFault: FaultLogger = (error, req) =>
  *   faults.push(`${req.method} ${new URL(req.url).pathname}: ${error}`);
- * const handler = createHandler({ logFault, store: new BrokenStore() });
+ * const handler = createHandler({ logFault, store });
  * const res = await handler(new Request("http://localhost/quote"));
  * assert.deepEqual(await res.json(), { status: 500, message: "Internal Server Error" });
  * assert.deepEqual(faults, ["GET /quote: Error: a bug"]);

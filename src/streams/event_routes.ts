@@ -21,6 +21,7 @@ import {
 } from "../presence/presence_tracker.ts";
 import {
   EVENT_STREAM_CONTENT_TYPE,
+  MessageChunks,
   StreamEvent,
 } from "./event_stream_format.ts";
 import type {
@@ -30,7 +31,6 @@ import type {
   StreamRefusal,
 } from "./stream_hub.ts";
 import type { ClientAddressOf } from "../http/client_address.ts";
-import { MessageChunks } from "./message_chunks.ts";
 import { SseTransport } from "./sse_transport.ts";
 import type { Transport, TransportFactory } from "./transport.ts";
 import { WebSocketTransport } from "./websocket_transport.ts";
@@ -98,7 +98,6 @@ interface StreamRoute extends StreamRouteOptions {
   presence?: PresenceTracker;
 }
 
-/** Opens a stream, or refuses while the store cannot follow or past a cap. */
 function openOn<T extends Transport>(
   route: StreamRoute,
   client: string,
@@ -172,7 +171,6 @@ async function openEventStream(
   return new Response(stream.transport.body, { headers: STREAM_HEADERS });
 }
 
-/** The token of a `{"token": "..."}` frame, or `undefined`. */
 function tokenOfFrame(data: unknown): string | undefined {
   if (typeof data !== "string") return undefined;
   let value: { token?: unknown } | null;

@@ -6,7 +6,6 @@
 
 import { Deadlines } from "../timers/deadlines.ts";
 
-/** The shortest time between two presence events of one user. */
 export const PRESENCE_PACE_MS = 1000;
 
 interface Window {
@@ -42,7 +41,6 @@ export class PresencePacing {
     this.#deadlines = new Deadlines(paceMs, (window) => this.#end(window));
   }
 
-  /** `name` came online or went offline. */
   change(name: string, online: boolean): void {
     const window = this.#windows.get(name);
     if (window !== undefined) {

@@ -9,7 +9,6 @@ import type { EndReason, Transport, TransportFactory } from "./transport.ts";
 import { UNKNOWN_CLIENT } from "../http/client_address.ts";
 import { type BudgetShare, StreamBudget } from "./stream_budget.ts";
 
-/** Limits of a {@linkcode StreamHub}. */
 export interface StreamHubOptions {
   maxStreams: number;
   maxStreamsPerClient?: number;
@@ -164,7 +163,6 @@ export type StreamKind = "events" | "websocket";
 
 const webSocketPlace = (client: string) => `websocket ${client}`;
 
-/** The open streams of a process, by topic. */
 export class StreamHub {
   readonly maxQueuedBytes: number;
   readonly budget: StreamBudget;
