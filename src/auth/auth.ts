@@ -1,6 +1,5 @@
 /**
- * The `X-Messaging-Token` check: `<name>-<token>`, split at the first `-`,
- * the token compared in constant time.
+ * `X-Messaging-Token: <name>-<token>`, split at the first `-`; the token compared in constant time.
  * @module
  */
 
@@ -37,24 +36,21 @@ export function normalName(name: string): string {
   return name.normalize("NFC");
 }
 
-function split(text: string): [string, string] | null {
-  const dash = text.indexOf("-");
-  return dash === -1 ? null : [text.slice(0, dash), text.slice(dash + 1)];
-}
-
 /** Splits `<name>-<token>` as text (a WebSocket frame's), or `null` without a `-`. */
-export function splitCredential(text: string): Credential | null {
-  const parts = split(text);
-  return parts && { name: normalName(parts[0]), token: parts[1] };
+export function splitCredential(
+  text: string,
+  decode: (name: string) => string | null = (name) => name,
+): Credential | null {
+  const dash = text.indexOf("-");
+  const name = dash === -1 ? null : decode(text.slice(0, dash));
+  return name === null
+    ? null
+    : { name: normalName(name), token: text.slice(dash + 1) };
 }
 
 /** Splits a header value, or `null` without a `-` or with a character above U+00FF. */
 export function parseCredential(header: string | null): Credential | null {
-  const parts = header === null ? null : split(header);
-  const name = parts && decodeHeader(parts[0]);
-  return parts && name !== null
-    ? { name: normalName(name), token: parts[1] }
-    : null;
+  return header === null ? null : splitCredential(header, decodeHeader);
 }
 
 /** Constant time for equal lengths: no token is learnt from timing. */
@@ -78,15 +74,6 @@ function check(
   if (!timingSafeEqual(stored, credential.digest)) return null;
   store.touchUser(credential.name);
   return credential;
-}
-
-/** The credential of `req` when it authenticates, else `null`. */
-export function authenticate(
-  req: Request,
-  store: UserTokens,
-): Awaitable<Credential | null> {
-  const credential = parseCredential(req.headers.get(TOKEN_HEADER));
-  return credential === null ? null : recheck(credential, store);
 }
 
 /** A request that waited (for its body) checks again before acting. */

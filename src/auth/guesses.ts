@@ -1,12 +1,11 @@
 /**
- * Guessing is limited: past its failures' allowance a client is refused 429
- * on every authenticated route, so a right guess tells it nothing.
+ * Past its failures' allowance a client is 429 on every authenticated route: a right guess tells nothing.
  * @module
  */
 
 import type { ClientAddressOf } from "../http/client_address.ts";
 import { REFUSALS } from "../http/catalogue.ts";
-import { type HttpError, waitRefusal } from "../http/http_error.ts";
+import { waitRefusal } from "../http/http_error.ts";
 import type { ConnectionInfo } from "../http/router.ts";
 import {
   type AuthFailures,
@@ -44,7 +43,6 @@ export const AUTH_FAILURES_DEFAULT: RateLimit = { burst: 100, periodMs: 100 };
  */
 export type AuthOutcome = "failed" | "refused";
 
-/** Options of {@linkcode createAuthenticator}. */
 export interface AuthenticatorOptions {
   store: UserTokens & AuthFailures;
   /** The failures each client may make; `undefined` counts them for metrics only. */
@@ -54,7 +52,6 @@ export interface AuthenticatorOptions {
   report?: (outcome: AuthOutcome) => void;
 }
 
-/** Authentication with guessing limited. */
 export interface Authenticator {
   /** The credential of `req` when it authenticates, else `null`; throws 429 while the client must wait. */
   authenticate(
@@ -69,8 +66,6 @@ export interface Authenticator {
 }
 
 /**
- * An authenticator over `options.store`.
- *
  * @example The 101st wrong token is refused, and so is the right one
  * ```ts
  * import assert from "node:assert/strict";
@@ -93,30 +88,24 @@ export interface Authenticator {
  * );
  * ```
  */
-/**
- * A wrong credential is answered 401 only if its failure was counted: one
- * that found the client out of tries (another try took the last one
- * meanwhile, here or at another process) is refused as if it came later.
- */
-function wrongAnswer(
-  waitMs: number,
-  rate: RateLimit,
-  report: ((outcome: AuthOutcome) => void) | undefined,
-): null {
-  if (waitMs > 0) {
-    report?.("refused");
-    throw waitRefusal(REFUSALS.tooManyAuthFailures, rate, waitMs);
-  }
-  report?.("failed");
-  return null;
-}
-
 export function createAuthenticator(
   options: AuthenticatorOptions,
 ): Authenticator {
   const { store, rate, clientOf, report } = options;
-  const refusal = (waitMs: number): HttpError =>
-    waitRefusal(REFUSALS.tooManyAuthFailures, rate!, waitMs);
+
+  /**
+   * A wrong credential is answered 401 only if its failure was counted: one
+   * that found the client out of tries (taken meanwhile, here or at another
+   * process) is refused as if it came later.
+   */
+  function wrong(waitMs: number): null {
+    if (waitMs > 0) {
+      report?.("refused");
+      throw waitRefusal(REFUSALS.tooManyAuthFailures, rate!, waitMs);
+    }
+    report?.("failed");
+    return null;
+  }
 
   // Not async: with a store that answers at once (memory, or Redis's local
   // copy of the tokens) the hot path makes no promise.
@@ -143,18 +132,12 @@ export function createAuthenticator(
     credential: Credential | null,
     client: string,
   ): Awaitable<Credential | null> {
-    if (tried.waitMs > 0) {
-      report?.("refused");
-      throw refusal(tried.waitMs);
-    }
+    if (tried.waitMs > 0) return wrong(tried.waitMs);
     if (tried.verdict !== undefined) {
       // The store judged it, and counted it when wrong.
-      if (tried.verdict && credential !== null) {
-        store.touchUser(credential.name);
-        return credential;
-      }
-      report?.("failed");
-      return null;
+      if (!tried.verdict || credential === null) return wrong(0);
+      store.touchUser(credential.name);
+      return credential;
     }
     const user = credential && recheck(credential, store);
     return user instanceof Promise
@@ -167,15 +150,9 @@ export function createAuthenticator(
     client: string,
   ): Awaitable<Credential | null> {
     if (user !== null) return user;
-    if (rate === undefined) {
-      report?.("failed");
-      return null;
-    }
+    if (rate === undefined) return wrong(0);
     const counting = store.countAuthFailure(client, rate);
-    const answered = (waitMs: number) => wrongAnswer(waitMs, rate, report);
-    return counting instanceof Promise
-      ? counting.then(answered)
-      : answered(counting);
+    return counting instanceof Promise ? counting.then(wrong) : wrong(counting);
   }
 
   return {

@@ -38,10 +38,7 @@ export interface BodyReader {
 
 /** Not the declared length: 64 KiB declared and one byte sent would hold it all (bench/results/profiles/body_reader.md). */
 const FIRST_READ_BYTES = 4096;
-/**
- * Deno 2.9 decodes chunk framing only within the room a read offers; 8 KiB holds any chunk-size
- * line it accepts (bench/results/profiles/chunked_body_hang.md).
- */
+/** Deno 2.9 decodes chunk framing only within a read's room; 8 KiB holds any chunk-size line (chunked_body_hang.md). */
 const CHUNKED_ROOM_BYTES = 8192;
 const EMPTY = new Uint8Array(0);
 
@@ -132,19 +129,19 @@ async function readAll(
   maxBytes: number,
   onGiveUp: (release: () => void) => void,
 ): Promise<Uint8Array> {
-  let byob: ReadableStreamBYOBReader | undefined;
+  let reader:
+    | ReadableStreamBYOBReader
+    | ReadableStreamDefaultReader<Uint8Array>;
   try {
-    byob = body.getReader({ mode: "byob" });
+    reader = body.getReader({ mode: "byob" });
   } catch {
-    // Not a byte stream: read chunk by chunk.
+    reader = body.getReader();
   }
-  if (byob === undefined) {
-    const reader = body.getReader();
-    onGiveUp(() => reader.releaseLock());
+  onGiveUp(() => reader.releaseLock());
+  if (reader instanceof ReadableStreamDefaultReader) {
+    // Not a byte stream: read chunk by chunk.
     return await readChunks(reader, expected, maxBytes);
   }
-  const reader = byob;
-  onGiveUp(() => reader.releaseLock());
   // A chunked body always gets room for its framing, even past the limit, so its end is seen.
   const room = expected >= 0 ? 1 : CHUNKED_ROOM_BYTES;
   const capacity = expected >= 0 ? expected : maxBytes + room;

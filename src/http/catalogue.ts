@@ -1,6 +1,5 @@
 /**
- * Every refusal's status and text, fixed body and WebSocket close code,
- * written once for handlers, the OpenAPI document and the clients.
+ * Every refusal, fixed body and close code, once for handlers, the OpenAPI document and clients.
  * @module
  */
 

@@ -1,6 +1,5 @@
 /**
- * Response compression, which `Deno.serve` 2.9.6 does not do (see
- * docs/architecture.md): fixed documents once, JSON answers as they are made.
+ * Compression, which `Deno.serve` 2.9.6 lacks: fixed documents once, JSON answers as made.
  * @module
  */
 
@@ -56,7 +55,6 @@ export function encode(
   return new Uint8Array(out);
 }
 
-/** `body` as sent in `encoding` (or as it is), saying `Vary` and its length. */
 function encoded(
   body: Uint8Array<ArrayBuffer>,
   status: number,
@@ -79,18 +77,12 @@ export function precompressed(
   headers: Record<string, string>,
 ): (req: Request) => Response {
   const identity = new TextEncoder().encode(body);
-  const variants = new Map<Encoding, Uint8Array<ArrayBuffer>>();
-  const variant = (encoding: Encoding) => {
-    let bytes = variants.get(encoding);
-    if (bytes === undefined) {
-      bytes = encode(identity, encoding);
-      variants.set(encoding, bytes);
-    }
-    return bytes;
-  };
+  const variants: Partial<Record<Encoding, Uint8Array<ArrayBuffer>>> = {};
   return (req) => {
     const encoding = chooseEncoding(req.headers.get("accept-encoding"));
-    const sent = encoding ? variant(encoding) : identity;
+    const sent = encoding
+      ? variants[encoding] ??= encode(identity, encoding)
+      : identity;
     return encoded(sent, 200, new Headers(headers), encoding);
   };
 }
@@ -98,7 +90,6 @@ export function precompressed(
 /** The JSON text of answers that may be large: rebuilding every answer tripled a small one's CPU. */
 const largeJson = new WeakMap<Response, string>();
 
-/** Notes that `res` carries JSON `text` which may be worth compressing. */
 export function markCompressible(res: Response, text: string): Response {
   // A UTF-8 character is at most 3 bytes: shorter text is surely small.
   if (text.length * 3 >= MIN_COMPRESSED_BYTES) largeJson.set(res, text);

@@ -51,10 +51,7 @@ export function sameOriginOrAllowed(
     }
     const host = req.headers.get("host") ?? new URL(req.url).host;
     if (sameSite(url, host)) return true;
-    const forwarded = options.trustProxy
-      ? req.headers.get("x-forwarded-host")
-      : null;
-    return forwarded !== null &&
-      sameSite(url, lastListValue(forwarded));
+    const forwarded = options.trustProxy && req.headers.get("x-forwarded-host");
+    return !!forwarded && sameSite(url, lastListValue(forwarded));
   };
 }

@@ -40,9 +40,8 @@ function writeAll(bytes: Uint8Array): void {
 }
 
 /**
- * One write per batch, not per line, which doubled a `GET /quote`'s CPU; the batch waits as
- * bytes so it does not outlive V8's young collections (bench/results/profiles/request_log.md).
- * Flushed on `unload`, `Deno.exit` included.
+ * One write per batch (one per line doubled a `GET /quote`'s CPU), kept as bytes (request_log.md);
+ * flushed on `unload`, `Deno.exit` included.
  */
 export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   const out = options.out ?? writeAll;

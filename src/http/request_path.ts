@@ -44,11 +44,7 @@ function utf8FromLatin1(text: string): string | null {
   }
 }
 
-/**
- * Paths read from the headers, kept for as long as their request: Deno
- * closes a request as it upgrades to a WebSocket, and a header read after
- * that (the request log's, the metrics') throws.
- */
+/** Kept per request: once Deno upgrades it to a WebSocket, reading its headers throws. */
 const pathsOfHeaders = new WeakMap<Request, string>();
 
 /** Reads the headers (costlier than the rest of a `GET /quote`) only when the URL has a second `/`. */

@@ -67,7 +67,6 @@ export function isFixedStatus(status: number): status is FixedStatus {
   return statusBodies.has(status);
 }
 
-/** For 401, 403, 404, 405, 500 or 503. */
 export function statusResponse(
   status: FixedStatus,
   extraHeaders?: Record<string, string>,

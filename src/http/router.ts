@@ -65,24 +65,20 @@ export type Routes = Record<string, Partial<Record<Method, Handler>>>;
  * ```ts
  * import assert from "node:assert/strict";
  * import { createHandler, type FaultLogger, MemoryStore } from "@lms/light-messaging";
- * class BrokenStore extends MemoryStore {
- *   override getQuote(): string {
- *     throw new Error("a bug");
- *   }
- * }
+ * const store = new MemoryStore();
+ * store.getQuote = () => {
+ *   throw new Error("a bug");
+ * };
  * const faults: string[] = [];
  * const logFault: FaultLogger = (error, req) =>
  *   faults.push(`${req.method} ${new URL(req.url).pathname}: ${error}`);
- * const handler = createHandler({ logFault, store: new BrokenStore() });
+ * const handler = createHandler({ logFault, store });
  * const res = await handler(new Request("http://localhost/quote"));
  * assert.deepEqual(await res.json(), { status: 500, message: "Internal Server Error" });
  * assert.deepEqual(faults, ["GET /quote: Error: a bug"]);
  * ```
  */
 export type FaultLogger = (error: unknown, req: Request) => void;
-
-/** `undefined` means a fault: answered 500 and logged. */
-export type ErrorMapper = (error: unknown) => Response | undefined;
 
 interface CompiledRoute {
   methods: Map<string, Handler>;
@@ -130,8 +126,8 @@ function defaultFaultLogger(error: unknown, req: Request): void {
 export interface RouterOptions {
   /** The client only ever sees a bare 500. */
   logFault?: FaultLogger;
-  /** For errors of other layers that are not faults, such as an unreachable store. */
-  mapError?: ErrorMapper;
+  /** For errors of other layers that are not faults (an unreachable store); `undefined`: a fault. */
+  mapError?: (error: unknown) => Response | undefined;
 }
 
 /** A path served twice is a mistake, not an override: it throws. */
@@ -157,18 +153,16 @@ export function createRouter(
   for (const [path, methods] of Object.entries(routes)) {
     table.set(path, compile(methods));
   }
-  const notFound = () => statusResponse(404);
-  const mapError = options.mapError ?? (() => undefined);
   const fail = (error: unknown, req: Request): Response => {
     if (error instanceof HttpError) return error.getResponse();
-    const mapped = mapError(error);
+    const mapped = options.mapError?.(error);
     if (mapped !== undefined) return mapped;
     logFault(error, req);
     return statusResponse(500);
   };
   return (req, info) => {
     const route = table.get(requestPath(req));
-    if (route === undefined) return notFound();
+    if (route === undefined) return statusResponse(404);
     const handler = route.methods.get(req.method);
     if (handler === undefined) {
       return statusResponse(405, { allow: route.allow });

@@ -26,19 +26,10 @@ type TrackedStore = PresenceBoard & ChangeFeed;
  * assert.deepEqual(store.onlineUsers(), []);
  * ```
  */
-export interface PresenceTracker {
-  /** Answers the close callback; calls after the first change nothing. */
-  streamOpened(name: string): () => void;
-}
-
-/** Replaced when the user is unregistered. */
-interface Hold {
-  count: number;
-}
-
-class CountingTracker implements PresenceTracker {
+export class PresenceTracker {
   #store: TrackedStore;
-  #holds = new Map<string, Hold>();
+  /** A user's count of streams: replaced when the user is unregistered. */
+  #holds = new Map<string, { count: number }>();
   /** Heard only while some stream counts. */
   #stopHearing: (() => void) | undefined;
 
@@ -46,6 +37,7 @@ class CountingTracker implements PresenceTracker {
     this.#store = store;
   }
 
+  /** Answers the close callback; calls after the first change nothing. */
   streamOpened(name: string): () => void {
     let hold = this.#holds.get(name);
     if (hold === undefined) {
@@ -96,7 +88,7 @@ const trackers = new WeakMap<TrackedStore, PresenceTracker>();
 export function presenceTrackerOf(store: TrackedStore): PresenceTracker {
   let tracker = trackers.get(store);
   if (tracker === undefined) {
-    tracker = new CountingTracker(store);
+    tracker = new PresenceTracker(store);
     trackers.set(store, tracker);
   }
   return tracker;

@@ -1,6 +1,5 @@
 /**
- * `GET /events` and `GET /quote/events`, as server-sent events or, on an
- * upgrade, a WebSocket: both transports read the same hub.
+ * `GET /events` and `GET /quote/events`, as server-sent events or a WebSocket, over one hub.
  * @module
  */
 
@@ -22,6 +21,7 @@ import {
 } from "../presence/presence_tracker.ts";
 import {
   EVENT_STREAM_CONTENT_TYPE,
+  MessageChunks,
   StreamEvent,
 } from "./event_stream_format.ts";
 import type {
@@ -31,7 +31,6 @@ import type {
   StreamRefusal,
 } from "./stream_hub.ts";
 import type { ClientAddressOf } from "../http/client_address.ts";
-import { MessageChunks } from "./message_chunks.ts";
 import { SseTransport } from "./sse_transport.ts";
 import type { Transport, TransportFactory } from "./transport.ts";
 import { WebSocketTransport } from "./websocket_transport.ts";
@@ -58,17 +57,11 @@ export function lastEventId(req: Request): number | undefined {
 }
 
 /** The subscription retries at least every second. */
-const FOLLOW_RETRY_SECONDS = 1;
-
+const FOLLOW_RETRY = { "retry-after": "1" };
 /** A stream opened while the store cannot follow would wait in vain. */
-const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, {
-  "retry-after": String(FOLLOW_RETRY_SECONDS),
-});
-
+const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, FOLLOW_RETRY);
 /** A catch-up cut because all readers together were too far behind. */
-const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, {
-  "retry-after": String(FOLLOW_RETRY_SECONDS),
-});
+const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, FOLLOW_RETRY);
 
 /** A place frees only when a reader leaves, which no clock tells. */
 const CAP_RETRY = { "retry-after": "5" };
@@ -85,22 +78,26 @@ const CAP_REFUSALS = {
 
 const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);
 
-/** What both transports of one route share. */
-interface StreamRoute {
-  store: ChangeFeed;
-  hub: StreamHub;
-  topic: string;
+export interface StreamRouteOptions {
+  /** For the per-client cap. */
   clientOf: ClientAddressOf;
   auth: Authenticator;
   originOf: OriginCheck;
+  /** When not, an upgrade is refused (400). */
   webSockets: boolean;
+}
+
+/** What both transports of one route share. */
+interface StreamRoute extends StreamRouteOptions {
+  store: ChangeFeed;
+  hub: StreamHub;
+  topic: string;
   /** Writes a new stream's first events; `after`: the reader's resume id. */
   catchUp: (after: number | undefined, stream: EventStream) => Promise<void>;
   /** Only where presence is told (messages). */
   presence?: PresenceTracker;
 }
 
-/** Opens a stream, or refuses while the store cannot follow or past a cap. */
 function openOn<T extends Transport>(
   route: StreamRoute,
   client: string,
@@ -108,23 +105,17 @@ function openOn<T extends Transport>(
   connection: Promise<unknown> | undefined,
   kind: StreamKind,
 ): { stream: EventStream<T>; epoch: number } {
-  const epoch = route.store.subscriptionEpoch();
+  const { store, hub, topic } = route;
+  const epoch = store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
-  const stream = route.hub.open(
-    route.topic,
-    client,
-    transport,
-    connection,
-    kind,
-  );
+  const stream = hub.open(topic, client, transport, connection, kind);
   if (typeof stream === "string") throw CAP_REFUSALS[stream];
   return { stream, epoch };
 }
 
 /**
- * Catches `stream` up, then lets it go live, unless the store lost its
- * subscription meanwhile: then it ends and its reader reconnects. Answers
- * whether it is live: what came during the catch-up may cut it as it goes.
+ * Live after its catch-up unless the store lost its subscription meanwhile (its reader then
+ * reconnects). Answers whether it is live: what came meanwhile may cut it as it goes.
  */
 async function catchUpThenLive(
   route: StreamRoute,
@@ -157,10 +148,7 @@ function onlineWhileOpen(
   }
 }
 
-/**
- * The catch-up is written before the answer, so that a stream that could
- * not go live is answered 503 rather than 200. See docs/architecture.md.
- */
+/** Caught up before it is answered: a stream that cannot go live is 503, not 200. */
 async function openEventStream(
   route: StreamRoute,
   req: Request,
@@ -183,11 +171,6 @@ async function openEventStream(
   return new Response(stream.transport.body, { headers: STREAM_HEADERS });
 }
 
-function isWebSocketUpgrade(req: Request): boolean {
-  return req.headers.get("upgrade")?.toLowerCase() === "websocket";
-}
-
-/** The token of a `{"token": "..."}` frame, or `undefined`. */
 function tokenOfFrame(data: unknown): string | undefined {
   if (typeof data !== "string") return undefined;
   let value: { token?: unknown } | null;
@@ -202,10 +185,7 @@ function tokenOfFrame(data: unknown): string | undefined {
     : undefined;
 }
 
-/**
- * At most one first frame, a token (unless the upgrade carried one): a bad
- * token closes with 1008, any other frame with 1003.
- */
+/** One first frame, a token, unless the upgrade had one: a bad token closes 1008, any other frame 1003. */
 function readClientFrames(
   route: StreamRoute,
   stream: EventStream<WebSocketTransport>,
@@ -235,10 +215,7 @@ function readClientFrames(
   });
 }
 
-/**
- * Twice the heartbeat, up to a quarter longer at random, so that sockets
- * connected together are not pinged together. See docs/architecture.md.
- */
+/** Twice the heartbeat, up to a quarter more at random: sockets opened together are pinged apart. */
 export function idleTimeoutSeconds(
   heartbeatMs: number,
   random: () => number = Math.random,
@@ -246,11 +223,7 @@ export function idleTimeoutSeconds(
   return (2 * heartbeatMs * (1 + random() / 4)) / 1000;
 }
 
-/**
- * `first`, then `second`. Made apart from `openWebSocket` so that a socket's
- * listener, which lives as long as the socket, does not hold that scope (the
- * request, its headers, the upgrade's response).
- */
+/** Made apart from `openWebSocket`, so a socket's listener does not hold its request and headers. */
 function both(first: () => void, second: () => void): () => void {
   return () => {
     first();
@@ -258,10 +231,7 @@ function both(first: () => void, second: () => void): () => void {
   };
 }
 
-/**
- * Every refusal comes before the upgrade; after it, the catch-up goes out
- * as the socket opens. Places are held until the socket is closed for good.
- */
+/** Every refusal comes before the upgrade; the catch-up goes out as the socket opens. */
 function openWebSocket(
   route: StreamRoute,
   req: Request,
@@ -330,7 +300,8 @@ const head = () =>
 function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
-      const webSocket = isWebSocketUpgrade(req);
+      const webSocket =
+        req.headers.get("upgrade")?.toLowerCase() === "websocket";
       if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
       const reader = route.presence === undefined
@@ -343,15 +314,6 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
     },
     HEAD: head,
   };
-}
-
-export interface StreamRouteOptions {
-  /** For the per-client cap. */
-  clientOf: ClientAddressOf;
-  auth: Authenticator;
-  originOf: OriginCheck;
-  /** When not, an upgrade is refused (400). */
-  webSockets: boolean;
 }
 
 /** `GET /events`: the newest messages or those after the reader's id, then each new one and every change of presence. */
@@ -402,13 +364,12 @@ export function messageEventsRoute(
         after ?? 0,
         after === undefined ? NEWEST_COUNT : undefined,
       );
-      let resuming = after !== undefined;
       if (after !== undefined && after > recent.newestId) {
         // The store started afresh: the reader's id means nothing here.
         recent = await store.recentMessages(0, NEWEST_COUNT);
-        resuming = false;
+        after = undefined;
       }
-      if (resuming && recent.missed > 0) {
+      if (after !== undefined && recent.missed > 0) {
         stream.write(
           new StreamEvent("gap", JSON.stringify({ missed: recent.missed })),
         );

@@ -1,15 +1,11 @@
 /**
- * At most one presence event per user per interval reaches the readers: a
- * client that opens and closes its streams many times a second would
- * otherwise make every reader take two events per stream. Within an
- * interval the user's last state is kept and told when it ends, if it is
- * not what was told last.
+ * One presence event per user per interval, or a client churning its streams costs every reader
+ * two events a stream; the last state is told as the interval ends, if not told already.
  * @module
  */
 
 import { Deadlines } from "../timers/deadlines.ts";
 
-/** The shortest time between two presence events of one user. */
 export const PRESENCE_PACE_MS = 1000;
 
 interface Window {
@@ -45,7 +41,6 @@ export class PresencePacing {
     this.#deadlines = new Deadlines(paceMs, (window) => this.#end(window));
   }
 
-  /** `name` came online or went offline. */
   change(name: string, online: boolean): void {
     const window = this.#windows.get(name);
     if (window !== undefined) {

@@ -21,10 +21,7 @@ const PIECE_BYTES = 16 * 1024;
 /** Fills a taken slot so its chunk can be collected. */
 const EMPTY = new Uint8Array(0);
 
-/**
- * Chunks are handed to Deno only as it pulls, so what waits is counted here, as the very
- * chunk every other reader holds (docs/architecture.md, "Event streams").
- */
+/** Chunks go to Deno only as it pulls: what waits is counted here, shared (docs/architecture.md). */
 export class SseTransport implements Transport {
   readonly body: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;

@@ -9,7 +9,6 @@ import type { EndReason, Transport, TransportFactory } from "./transport.ts";
 import { UNKNOWN_CLIENT } from "../http/client_address.ts";
 import { type BudgetShare, StreamBudget } from "./stream_budget.ts";
 
-/** Limits of a {@linkcode StreamHub}. */
 export interface StreamHubOptions {
   maxStreams: number;
   maxStreamsPerClient?: number;
@@ -37,7 +36,7 @@ export class EventStream<T extends Transport = Transport> {
   #lastWrite = performance.now();
   #open = true;
   /** Until its connection is gone, the stream holds its places under the caps. */
-  #connected = true;
+  #connected: boolean;
   /** Left waiting by the catch-up, allowed above the one-reader bound (five big messages may pass it). */
   #catchUpBytes = 0;
   #endedFor: EndReason | undefined;
@@ -54,7 +53,6 @@ export class EventStream<T extends Transport = Transport> {
   ) {
     this.#hub = hub;
     this.client = client;
-    this.reader = undefined;
     this.places = places;
     this.#share = hub.budget.share(
       () => this.transport.queuedBytes,
@@ -66,11 +64,9 @@ export class EventStream<T extends Transport = Transport> {
       this.#share.close();
       throw error;
     }
-    if (connection === undefined) this.#connected = false;
-    else {
-      const gone = () => this.#disconnect();
-      connection.then(gone, gone);
-    }
+    this.#connected = connection !== undefined;
+    const gone = () => this.#disconnect();
+    connection?.then(gone, gone);
   }
 
   /** One listener; a second replaces it. */
@@ -167,7 +163,6 @@ export type StreamKind = "events" | "websocket";
 
 const webSocketPlace = (client: string) => `websocket ${client}`;
 
-/** The open streams of a process, by topic. */
 export class StreamHub {
   readonly maxQueuedBytes: number;
   readonly budget: StreamBudget;
@@ -307,16 +302,13 @@ export class StreamHub {
     }
   }
 
-  endAll(topic?: string, reason: EndReason = "reconnect"): void {
-    const streams = topic === undefined
-      ? [...this.#topicOf.keys()]
-      : [...this.readers(topic)];
-    for (const stream of streams) stream.end(reason);
+  endAll(topic: string): void {
+    for (const stream of [...this.readers(topic)]) stream.end();
   }
 
   stop(): void {
     this.#stopped = true;
-    this.endAll(undefined, "stopping");
+    for (const stream of [...this.#topicOf.keys()]) stream.end("stopping");
   }
 
   #beat(): void {

@@ -64,7 +64,6 @@ export class WebSocketTransport implements Transport {
   }
 }
 
-/** Closes `socket` with the code for `reason`, and says why in the close frame. */
 function closeFor(socket: WebSocket, reason: EndReason): void {
   const { code, when } = CLOSE_CODES[reason];
   socket.close(code, when);

@@ -4,11 +4,6 @@
  * @module
  */
 
-/** A quarter of the wait, at most a second: a wait ends within 1.25 times its length. */
-function checkEveryMs(timeoutMs: number): number {
-  return Math.min(1000, Math.max(5, Math.ceil(timeoutMs / 4)));
-}
-
 export interface Wait<T> {
   readonly item: T;
 }
@@ -33,7 +28,8 @@ export class Deadlines<T> {
 
   constructor(timeoutMs: number, onExpire: (item: T) => void) {
     this.#onExpire = onExpire;
-    this.#period = checkEveryMs(timeoutMs);
+    // A quarter of the wait, at most a second: a wait ends within 1.25 times its length.
+    this.#period = Math.min(1000, Math.max(5, Math.ceil(timeoutMs / 4)));
     this.#checksToDeadline = Math.ceil(timeoutMs / this.#period) + 1;
   }
 
