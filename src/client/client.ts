@@ -20,23 +20,10 @@ export type { ErrorEntry, ErrorLocation } from "../http/response.ts";
 /**
  * A message as `GET /` answers it: the posted fields, with `color` and `user` always set.
  *
- * @example Reading messages
+ * @example A message with a field of the poster's own
  * ```ts
- * import assert from "node:assert/strict";
- * import { createHandler } from "@lms/light-messaging";
- * import { type Message, MessagingClient } from "@lms/light-messaging/client";
- * await using server = Deno.serve(
- *   { hostname: "127.0.0.1", port: 0, onListen() {} },
- *   createHandler(),
- * );
- * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
- * await chat.register("ann");
- * await chat.post("Hi", { fields: { mood: "glad" } });
- * const messages: Message[] = await chat.messages();
- * assert.deepEqual(
- *   messages.map(({ user, text, mood }) => `${user}: ${text} (${mood})`),
- *   ["ann: Hi (glad)"],
- * );
+ * import type { Message } from "@lms/light-messaging/client";
+ * const message: Message = { text: "Hi", color: "red", user: "ann", mood: "glad" };
  * ```
  */
 export interface Message {
@@ -53,20 +40,13 @@ export interface Message {
 /**
  * One message of the history, with its id (the id of the event streams).
  *
- * @example The id and the message
+ * @example The first message stored
  * ```ts
- * import assert from "node:assert/strict";
- * import { createHandler } from "@lms/light-messaging";
- * import { type HistoryMessage, MessagingClient } from "@lms/light-messaging/client";
- * await using server = Deno.serve(
- *   { hostname: "127.0.0.1", port: 0, onListen() {} },
- *   createHandler(),
- * );
- * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
- * await chat.register("ann");
- * await chat.post("Hi");
- * const [first]: HistoryMessage[] = (await chat.olderMessages()).messages;
- * assert.deepEqual(first, { id: 1, message: { text: "Hi", color: "black", user: "ann" } });
+ * import type { HistoryMessage } from "@lms/light-messaging/client";
+ * const first: HistoryMessage = {
+ *   id: 1,
+ *   message: { text: "Hi", color: "black", user: "ann" },
+ * };
  * ```
  */
 export interface HistoryMessage {
@@ -94,7 +74,7 @@ export interface HistoryMessage {
  * const page: HistoryPage = await chat.olderMessages({ limit: 2 });
  * assert.deepEqual(page.messages.map((m) => m.message.text), ["c", "b"]);
  * const older = await chat.olderMessages({ before: page.next!, limit: 2 });
- * assert.deepEqual(older.messages.map((m) => m.message.text), ["a"]);
+ * assert.deepEqual(older.messages.map((m) => m.id), [1]);
  * assert.equal(older.next, null);
  * ```
  */
@@ -126,29 +106,15 @@ export interface HistoryOptions {
  * What {@linkcode MessagingClient.events} yields: a message with its id, or
  * how many messages were missed because the history no longer held them.
  *
- * @example Showing the stream
+ * @example Showing an event
  * ```ts
  * import assert from "node:assert/strict";
- * import { createHandler } from "@lms/light-messaging";
- * import { MessagingClient, type MessageStreamEvent } from "@lms/light-messaging/client";
- * await using server = Deno.serve(
- *   { hostname: "127.0.0.1", port: 0, onListen() {} },
- *   createHandler(),
- * );
- * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
- * await chat.register("ann");
- * await chat.post("Hi");
- * await chat.post("Bye");
+ * import type { MessageStreamEvent } from "@lms/light-messaging/client";
  * const show = (event: MessageStreamEvent) =>
  *   event.type === "gap"
  *     ? `(${event.missed} missed)`
  *     : `${event.id} ${event.message.user}: ${event.message.text}`;
- * const shown: string[] = [];
- * for await (const event of chat.events()) {
- *   shown.push(show(event));
- *   if (shown.length === 2) break; // the stream goes on until left
- * }
- * assert.deepEqual(shown, ["1 ann: Hi", "2 ann: Bye"]);
+ * assert.equal(show({ type: "gap", missed: 3 }), "(3 missed)");
  * ```
  */
 export type MessageStreamEvent =
@@ -180,31 +146,10 @@ export type PresenceChange =
  *
  * @example Hearing who comes online
  * ```ts
- * import assert from "node:assert/strict";
- * import { createHandler } from "@lms/light-messaging";
- * import {
- *   type MessageFollowOptions,
- *   MessagingClient,
- *   type PresenceChange,
- * } from "@lms/light-messaging/client";
- * await using server = Deno.serve(
- *   { hostname: "127.0.0.1", port: 0, onListen() {} },
- *   createHandler(),
- * );
- * const ann = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
- * await ann.register("ann");
- * const heard: PresenceChange[] = [];
- * const following = new AbortController();
+ * import type { MessageFollowOptions } from "@lms/light-messaging/client";
  * const options: MessageFollowOptions = {
- *   signal: following.signal,
- *   onPresence(change) {
- *     heard.push(change);
- *     following.abort();
- *   },
+ *   onPresence: (change) => console.log(change.name),
  * };
- * // Followed with ann's token, the stream makes ann online.
- * for await (const _ of ann.events(options));
- * assert.deepEqual(heard, [{ name: "ann", online: true }]);
  * ```
  */
 export interface MessageFollowOptions extends FollowOptions {
@@ -428,20 +373,13 @@ export class MessagingClient {
     options: MessageFollowOptions = {},
   ): AsyncGenerator<MessageStreamEvent> {
     const stream = this.#http.follow("events", options, () => this.token);
-    for await (const event of stream) {
-      if (event.event === "message") {
-        yield {
-          type: "message",
-          id: Number(event.id),
-          message: event.value() as Message,
-        };
-      } else if (event.event === "gap") {
-        yield {
-          type: "gap",
-          missed: (event.value() as { missed: number }).missed,
-        };
-      } else if (event.event === "presence") {
-        options.onPresence?.(event.value() as PresenceChange);
+    for await (const { event, id, value } of stream) {
+      if (event === "message") {
+        yield { type: "message", id: Number(id), message: value() as Message };
+      } else if (event === "gap") {
+        yield { type: "gap", missed: (value() as { missed: number }).missed };
+      } else if (event === "presence") {
+        options.onPresence?.(value() as PresenceChange);
       }
     }
   }
