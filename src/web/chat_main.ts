@@ -56,15 +56,20 @@ const ui = {
   onlineCount: element("online-count", HTMLAnchorElement),
 };
 
+/** Everything other people wrote goes in as text, never as markup. */
+function textElement(tag: "li" | "span", className: string, text: string) {
+  const made = document.createElement(tag);
+  if (className !== "") made.className = className;
+  made.textContent = text;
+  return made;
+}
+
 /** One line per refusal, so two (a quote can fail both checks) never read as one. */
 function showError(alert: HTMLElement, lines: string | string[]) {
   const shown = [lines].flat().filter((line) => line !== "");
-  alert.replaceChildren(...shown.map((line) => {
-    const span = document.createElement("span");
-    span.className = "line";
-    span.textContent = line;
-    return span;
-  }));
+  alert.replaceChildren(
+    ...shown.map((line) => textElement("span", "line", line)),
+  );
 }
 
 // Live only while calls reach the service too: an open stream alone does
@@ -228,11 +233,7 @@ function showOnline(names: string[]) {
   // In the bar, so a phone sees it without scrolling.
   ui.onlineCount.textContent = `${names.length} online`;
   ui.onlineCount.hidden = chat.token === undefined;
-  ui.users.replaceChildren(...names.map((name) => {
-    const item = document.createElement("li");
-    item.textContent = name;
-    return item;
-  }));
+  ui.users.replaceChildren(...names.map((name) => textElement("li", "", name)));
 }
 
 function applyPresence(change: PresenceChange) {
@@ -287,7 +288,7 @@ async function loadOnline() {
 }
 
 /** Follows the newest only when the reader was already there. */
-function appendEntry(entry: HTMLLIElement) {
+function appendEntry(entry: HTMLElement) {
   const list = ui.messages;
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   list.append(entry);
@@ -298,25 +299,17 @@ function appendEntry(entry: HTMLLIElement) {
 }
 
 function notice(text: string) {
-  const entry = document.createElement("li");
-  entry.className = "notice";
-  entry.textContent = text;
-  appendEntry(entry);
+  appendEntry(textElement("li", "notice", text));
 }
 
-/** Everything other people wrote goes in as text, never as markup. */
 function messageEntry(message: Message) {
-  const entry = document.createElement("li");
-  entry.className = "message";
+  const entry = textElement("li", "message", "");
   if (message.color === "red") entry.classList.add("red");
   if (message.user === chat.name) entry.classList.add("mine");
-  const author = document.createElement("span");
-  author.className = "author";
-  author.textContent = String(message.user);
-  const text = document.createElement("span");
-  text.className = "text";
-  text.textContent = String(message.text);
-  entry.append(author, text);
+  entry.append(
+    textElement("span", "author", String(message.user)),
+    textElement("span", "text", String(message.text)),
+  );
   return entry;
 }
 
