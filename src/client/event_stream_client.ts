@@ -130,13 +130,8 @@ interface Connection {
   /** An event came: the connection worked, so backing off starts over. */
   delivered: boolean;
   opened: boolean;
-  /** Told when `opened` is set. */
-  onOpen?: () => void;
-}
-
-function accepted(connection: Connection): void {
-  connection.opened = true;
-  connection.onOpen?.();
+  /** Sets `opened` and tells the follower. */
+  accepted(): void;
 }
 
 /** Reads one server-sent event stream; a refusal throws a {@linkcode ServiceError}. */
@@ -151,7 +146,7 @@ async function* sseConnection(
   }
   const res = await source.fetch(source.url, { headers, signal });
   if (!res.ok || res.body === null) throw await serviceErrorOf(res);
-  accepted(connection);
+  connection.accepted();
   const queue: StreamMessage[] = [];
   const parser = createParser({
     onEvent: ({ event, id, data }) =>
@@ -235,7 +230,7 @@ async function* socketConnection(
     const token = source.token();
     if (token !== undefined) socket.send(JSON.stringify({ token }));
     // After the token frame, so who is online is asked after it is heard.
-    accepted(connection);
+    connection.accepted();
   });
   socket.addEventListener("message", ({ data }) => {
     const event = eventOfFrame(data);
@@ -291,7 +286,10 @@ export async function* followEventStream(
     lastEventId: options.lastEventId?.toString(),
     delivered: false,
     opened: false,
-    onOpen: options.onOpen,
+    accepted() {
+      state.opened = true;
+      options.onOpen?.();
+    },
   };
   async function* tracked(
     events: AsyncGenerator<StreamMessage>,

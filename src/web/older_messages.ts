@@ -71,16 +71,11 @@ export function loadOlderOnScroll<Item, Entry>(
     return true;
   }
 
-  async function loadMore(): Promise<void> {
-    if (loading !== undefined) return await loading;
-    loading = (async () => {
-      try {
-        while ((await loadPage()) && before !== null && !canScroll());
-      } finally {
-        loading = undefined;
-      }
-    })();
-    return await loading;
+  function loadMore(): Promise<void> {
+    loading ??= (async () => {
+      while ((await loadPage()) && before !== null && !canScroll());
+    })().finally(() => loading = undefined);
+    return loading;
   }
 
   // A failed page is tried again on the next scroll.
