@@ -254,15 +254,11 @@ function onPresence(change: PresenceChange) {
   }
   presenceWhileLoading?.push(change);
   applyPresence(change);
-  const said = presenceNotice(change);
-  if (said !== undefined) notice(said);
-}
-
-/** In the terminal chat's words; the user's own goes untold. */
-function presenceNotice(change: PresenceChange): string | undefined {
-  if (change.name === chat.name) return undefined;
-  if ("registered" in change) return `${change.name} left.`;
-  return `${change.name} ${change.online ? "is online." : "went offline."}`;
+  // In the terminal chat's words; the user's own goes untold.
+  if (change.name === chat.name) return;
+  if ("registered" in change) notice(`${change.name} left.`);
+  else if (change.online) notice(`${change.name} is online.`);
+  else notice(`${change.name} went offline.`);
 }
 
 let refreshing: Promise<void> | null = null;
