@@ -76,12 +76,9 @@ export function actionOf(line: string, chat: Chat): () => Promise<void> | void {
   if (!command.startsWith("/")) return () => send(chat, line);
   const known = commands.get(command);
   if (known !== undefined) return () => known(chat);
-  return () =>
-    chat.term.notice(
-      `Unknown command ${
-        printable(command)
-      }: /help lists them; //text sends /text.`,
-    );
+  const unknown = `Unknown command ${printable(command)}: /help lists them; ` +
+    "//text sends /text.";
+  return () => chat.term.notice(unknown);
 }
 
 /** A line telling a change of presence; none for this chat's own coming and going. */

@@ -32,8 +32,27 @@ const unreachable = (error: unknown) => error instanceof TypeError;
 
 const lines = (count: number) => `${count} line${count === 1 ? "" : "s"}`;
 
-const leaving = (line: string | null) =>
-  line === null || line.trim() === "/quit";
+const leaving = (line: string | null | undefined) =>
+  line === null || line?.trim() === "/quit";
+
+/** What `promise` gives, or `undefined` once `ms` passed first (never without `ms`). */
+async function within<T>(
+  promise: Promise<T>,
+  ms?: number,
+): Promise<T | undefined> {
+  if (ms === undefined) return await promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<undefined>((resolve) =>
+        timer = setTimeout(() => resolve(undefined), ms)
+      ),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 class Session implements Chat {
   readonly client: MessagingClient;
@@ -54,6 +73,10 @@ class Session implements Chat {
   #rejoining: Promise<boolean> | undefined;
   #notSent = 0;
   readonly online = Promise.withResolvers<void>();
+  /** The newest messages shown, newest first. */
+  readonly #newest: Message[] = [];
+  /** Whether the stream was lost and not yet found again. */
+  #lost = false;
 
   constructor(url: string) {
     this.#url = url;
@@ -88,38 +111,18 @@ class Session implements Chat {
     this.#down = !ok;
   }
 
-  /** `null` at the end of input or on a signal. */
-  #nextLine(): Promise<string | null> {
-    return this.#lineOr<never>();
-  }
-
-  /** The next line, or `undefined` once `ms` passed first. */
-  async #lineWithin(ms: number): Promise<string | null | undefined> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeUp = new Promise<undefined>((resolve) =>
-      timer = setTimeout(() => resolve(undefined), ms)
-    );
-    try {
-      return await this.#lineOr(timeUp);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /**
-   * The next line, or what `other` gives first; a line that arrives after
-   * its caller stopped waiting is kept for the next.
+   * The next line: `null` at the end of input or on a signal, `undefined`
+   * once `ms` passed first. A line that arrives after its caller stopped
+   * waiting is kept for the next.
    */
-  async #lineOr<T>(other?: Promise<T>): Promise<string | null | T> {
+  async #nextLine(ms?: number): Promise<string | null | undefined> {
     const reading = this.#reading ??= this.term.readLine();
-    const got = await Promise.race([
-      reading.then((line) => ({ line })),
-      this.#quit.promise,
-      ...(other === undefined ? [] : [other]),
-    ]);
-    if (typeof got !== "object" || got === null || !("line" in got)) {
-      return got as null | T;
-    }
+    const got = await within(
+      Promise.race([reading.then((line) => ({ line })), this.#quit.promise]),
+      ms,
+    );
+    if (got === null || got === undefined) return got;
     this.#reading = undefined;
     return got.line;
   }
@@ -132,7 +135,7 @@ class Session implements Chat {
   }
 
   /** Fails when lines read were never sent, or a script's input ran out. */
-  #leaveBeforeJoining(line: string | null) {
+  #leaveBeforeJoining(line: string | null | undefined) {
     const inputEnded = line === null && !this.#signalled && !this.#tty;
     this.close();
     if (this.#typedEarly.length === 0 && !inputEnded) return 0;
@@ -180,10 +183,8 @@ class Session implements Chat {
     } catch (error) {
       if (unreachable(error)) {
         this.#reachable(false);
-        const line = await this.#lineWithin(RETRY_MS);
-        if (line !== undefined && leaving(line)) {
-          return this.#leaveBeforeJoining(line);
-        }
+        const line = await this.#nextLine(RETRY_MS);
+        if (leaving(line)) return this.#leaveBeforeJoining(line);
         if (line !== undefined) this.#typedEarly.push(line!);
         return "retry";
       }
@@ -233,11 +234,10 @@ class Session implements Chat {
 
   /** Follows the stream; a 401 (the service forgot the user) rejoins. */
   async follow(signal: AbortSignal): Promise<void> {
-    const stream = new MessageStream(this);
     for (let joins = 0; joins < 100; joins++) {
       const sent = this.client.token;
       try {
-        return await stream.read(signal);
+        return await this.#read(signal);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
         if (error.status === 401 && await this.rejoin(sent)) continue;
@@ -247,14 +247,45 @@ class Session implements Chat {
     }
   }
 
+  /** The stream as the chat shows it, with notices when it is lost and found. */
+  async #read(signal: AbortSignal): Promise<void> {
+    const { client, term } = this;
+    const events = client.events({
+      signal,
+      onReconnect: () => {
+        if (!this.#lost) {
+          term.notice("Lost the live stream; reconnecting every second.");
+        }
+        this.#lost = true;
+      },
+      onPresence: (change) => {
+        if (
+          change.name === client.name && "online" in change && change.online
+        ) {
+          this.online.resolve();
+        }
+        const told = presenceNotice(change, client.name);
+        if (told !== undefined) term.notice(told);
+      },
+    });
+    for await (const event of events) {
+      if (this.#lost) term.notice("Reconnected to the live stream.");
+      this.#lost = false;
+      if (event.type === "gap") {
+        term.notice(`${event.missed} messages went by while away.`);
+        continue;
+      }
+      // The catch-up comes oldest first: /more goes on below its first.
+      if (this.olderBefore === undefined) this.olderBefore = event.id;
+      this.#newest.unshift(event.message);
+      this.#newest.length = Math.min(this.#newest.length, 5);
+      term.showMessage(event.message, this.#newest);
+    }
+  }
+
   async converse(): Promise<void> {
     // Otherwise piped input acts before the stream makes the user online.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.online.promise,
-      new Promise((resolve) => timer = setTimeout(resolve, ONLINE_WAIT_MS)),
-    ]);
-    clearTimeout(timer);
+    await within(this.online.promise, ONLINE_WAIT_MS);
     for (;;) {
       const line = this.#typedEarly.shift() ?? await this.#nextLine();
       if (leaving(line)) return;
@@ -305,55 +336,6 @@ class Session implements Chat {
     if (this.#tty) write(`(${lines(notSent)} ${were} not sent.)\n`);
     else console.error(`error: ${lines(notSent)} ${were} not sent.`);
     return 1;
-  }
-}
-
-/** The stream as the chat shows it, with notices when it is lost and found. */
-class MessageStream {
-  readonly #session: Session;
-  readonly #newest: Message[] = [];
-  #lost = false;
-
-  constructor(session: Session) {
-    this.#session = session;
-  }
-
-  async read(signal: AbortSignal): Promise<void> {
-    const session = this.#session;
-    const { client, term } = session;
-    const events = client.events({
-      signal,
-      onReconnect: () => {
-        if (!this.#lost) {
-          term.notice("Lost the live stream; reconnecting every second.");
-        }
-        this.#lost = true;
-      },
-      onPresence(change) {
-        if (
-          change.name === client.name && "online" in change && change.online
-        ) {
-          session.online.resolve();
-        }
-        const told = presenceNotice(change, client.name);
-        if (told !== undefined) term.notice(told);
-      },
-    });
-    for await (const event of events) {
-      if (this.#lost) term.notice("Reconnected to the live stream.");
-      this.#lost = false;
-      if (event.type === "gap") {
-        term.notice(`${event.missed} messages went by while away.`);
-        continue;
-      }
-      // The catch-up comes oldest first: /more goes on below its first.
-      if (this.#session.olderBefore === undefined) {
-        this.#session.olderBefore = event.id;
-      }
-      this.#newest.unshift(event.message);
-      this.#newest.length = Math.min(this.#newest.length, 5);
-      term.showMessage(event.message, this.#newest);
-    }
   }
 }
 

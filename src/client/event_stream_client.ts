@@ -43,22 +43,8 @@ export function tokenHeaders(
  *
  * @example The same stream as server-sent events
  * ```ts
- * import assert from "node:assert/strict";
- * import { createHandler } from "@lms/light-messaging";
- * import { MessagingClient } from "@lms/light-messaging/client";
- * await using server = Deno.serve(
- *   { hostname: "127.0.0.1", port: 0, onListen() {} },
- *   createHandler(),
- * );
- * const chat = new MessagingClient(`http://127.0.0.1:${server.addr.port}/`);
- * await chat.register("ann");
- * await chat.post("Hi");
- * const texts: string[] = [];
- * for await (const event of chat.events({ transport: "sse" })) {
- *   if (event.type === "message") texts.push(event.message.text);
- *   break;
- * }
- * assert.deepEqual(texts, ["Hi"]);
+ * import type { FollowOptions } from "@lms/light-messaging/client";
+ * const options: FollowOptions = { transport: "sse" };
  * ```
  */
 export interface FollowOptions {
@@ -144,13 +130,8 @@ interface Connection {
   /** An event came: the connection worked, so backing off starts over. */
   delivered: boolean;
   opened: boolean;
-  /** Told when `opened` is set. */
-  onOpen?: () => void;
-}
-
-function accepted(connection: Connection): void {
-  connection.opened = true;
-  connection.onOpen?.();
+  /** Sets `opened` and tells the follower. */
+  accepted(): void;
 }
 
 /** Reads one server-sent event stream; a refusal throws a {@linkcode ServiceError}. */
@@ -165,7 +146,7 @@ async function* sseConnection(
   }
   const res = await source.fetch(source.url, { headers, signal });
   if (!res.ok || res.body === null) throw await serviceErrorOf(res);
-  accepted(connection);
+  connection.accepted();
   const queue: StreamMessage[] = [];
   const parser = createParser({
     onEvent: ({ event, id, data }) =>
@@ -188,17 +169,13 @@ async function* sseConnection(
 /** A frame as an event, its data parsed already. */
 function eventOfFrame(data: unknown): StreamMessage | undefined {
   if (typeof data !== "string") return undefined;
-  let frame: unknown;
+  let frame: { event?: unknown; id?: unknown; data?: unknown } | null;
   try {
     frame = JSON.parse(data);
   } catch {
     return undefined;
   }
-  const { event, id, data: value } = (frame ?? {}) as {
-    event?: unknown;
-    id?: unknown;
-    data?: unknown;
-  };
+  const { event, id, data: value } = frame ?? {};
   if (typeof event !== "string") return undefined;
   return {
     event,
@@ -253,7 +230,7 @@ async function* socketConnection(
     const token = source.token();
     if (token !== undefined) socket.send(JSON.stringify({ token }));
     // After the token frame, so who is online is asked after it is heard.
-    accepted(connection);
+    connection.accepted();
   });
   socket.addEventListener("message", ({ data }) => {
     const event = eventOfFrame(data);
@@ -276,15 +253,12 @@ async function* socketConnection(
   } finally {
     signal?.removeEventListener("abort", onAbort);
     if (closed === undefined) {
-      const gone = new Promise((resolve) =>
-        socket.addEventListener("close", resolve, { once: true })
-      );
+      const gone = new AbortController();
+      socket.addEventListener("close", () => gone.abort(), { once: true });
       socket.close(1000);
       // Closed before the caller goes on, so a server shut down next finds
       // no socket open.
-      const waited = new AbortController();
-      await Promise.race([gone, wait(CLOSE_WAIT_MS, waited.signal)]);
-      waited.abort();
+      await wait(CLOSE_WAIT_MS, gone.signal);
     }
   }
   if (signal?.aborted) return;
@@ -312,7 +286,10 @@ export async function* followEventStream(
     lastEventId: options.lastEventId?.toString(),
     delivered: false,
     opened: false,
-    onOpen: options.onOpen,
+    accepted() {
+      state.opened = true;
+      options.onOpen?.();
+    },
   };
   async function* tracked(
     events: AsyncGenerator<StreamMessage>,

@@ -56,15 +56,20 @@ const ui = {
   onlineCount: element("online-count", HTMLAnchorElement),
 };
 
+/** Everything other people wrote goes in as text, never as markup. */
+function textElement(tag: "li" | "span", className: string, text: string) {
+  const made = document.createElement(tag);
+  if (className !== "") made.className = className;
+  made.textContent = text;
+  return made;
+}
+
 /** One line per refusal, so two (a quote can fail both checks) never read as one. */
 function showError(alert: HTMLElement, lines: string | string[]) {
   const shown = [lines].flat().filter((line) => line !== "");
-  alert.replaceChildren(...shown.map((line) => {
-    const span = document.createElement("span");
-    span.className = "line";
-    span.textContent = line;
-    return span;
-  }));
+  alert.replaceChildren(
+    ...shown.map((line) => textElement("span", "line", line)),
+  );
 }
 
 // Live only while calls reach the service too: an open stream alone does
@@ -228,11 +233,7 @@ function showOnline(names: string[]) {
   // In the bar, so a phone sees it without scrolling.
   ui.onlineCount.textContent = `${names.length} online`;
   ui.onlineCount.hidden = chat.token === undefined;
-  ui.users.replaceChildren(...names.map((name) => {
-    const item = document.createElement("li");
-    item.textContent = name;
-    return item;
-  }));
+  ui.users.replaceChildren(...names.map((name) => textElement("li", "", name)));
 }
 
 function applyPresence(change: PresenceChange) {
@@ -253,15 +254,11 @@ function onPresence(change: PresenceChange) {
   }
   presenceWhileLoading?.push(change);
   applyPresence(change);
-  const said = presenceNotice(change);
-  if (said !== undefined) notice(said);
-}
-
-/** In the terminal chat's words; the user's own goes untold. */
-function presenceNotice(change: PresenceChange): string | undefined {
-  if (change.name === chat.name) return undefined;
-  if ("registered" in change) return `${change.name} left.`;
-  return `${change.name} ${change.online ? "is online." : "went offline."}`;
+  // In the terminal chat's words; the user's own goes untold.
+  if (change.name === chat.name) return;
+  if ("registered" in change) notice(`${change.name} left.`);
+  else if (change.online) notice(`${change.name} is online.`);
+  else notice(`${change.name} went offline.`);
 }
 
 let refreshing: Promise<void> | null = null;
@@ -287,7 +284,7 @@ async function loadOnline() {
 }
 
 /** Follows the newest only when the reader was already there. */
-function appendEntry(entry: HTMLLIElement) {
+function appendEntry(entry: HTMLElement) {
   const list = ui.messages;
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   list.append(entry);
@@ -298,25 +295,17 @@ function appendEntry(entry: HTMLLIElement) {
 }
 
 function notice(text: string) {
-  const entry = document.createElement("li");
-  entry.className = "notice";
-  entry.textContent = text;
-  appendEntry(entry);
+  appendEntry(textElement("li", "notice", text));
 }
 
-/** Everything other people wrote goes in as text, never as markup. */
 function messageEntry(message: Message) {
-  const entry = document.createElement("li");
-  entry.className = "message";
+  const entry = textElement("li", "message", "");
   if (message.color === "red") entry.classList.add("red");
   if (message.user === chat.name) entry.classList.add("mine");
-  const author = document.createElement("span");
-  author.className = "author";
-  author.textContent = String(message.user);
-  const text = document.createElement("span");
-  text.className = "text";
-  text.textContent = String(message.text);
-  entry.append(author, text);
+  entry.append(
+    textElement("span", "author", String(message.user)),
+    textElement("span", "text", String(message.text)),
+  );
   return entry;
 }
 

@@ -6,12 +6,9 @@
  */
 
 /** What a tab is told; a tab that starts says `hello`, and the leader greets it. */
-export type TabNews<Event> = { kind: "event"; event: Event } | {
-  kind: "hello";
-};
+type TabNews<Event> = { kind: "event"; event: Event } | { kind: "hello" };
 
-/** Options of {@linkcode shareAmongTabs}. */
-export interface SharedTabsOptions<Event> {
+interface SharedTabsOptions<Event> {
   /** The lock's and the channel's name. */
   name: string;
   /** Called once this tab leads. */
@@ -33,33 +30,7 @@ export interface SharedTabs<Event> {
   close(): void;
 }
 
-/**
- * Takes part in the tabs' sharing; `lead` and `follow` are called after it returns.
- *
- * @example Two tabs, one leads
- * ```ts
- * import assert from "node:assert/strict";
- * import { shareAmongTabs } from "./shared_tabs.ts";
- * const heard: string[] = [];
- * const tab = (name: string) =>
- *   shareAmongTabs<string>({
- *     name: "example",
- *     lead: () => heard.push(`${name} leads`),
- *     follow: () => heard.push(`${name} follows`),
- *     hear: (event) => heard.push(`${name} heard ${event}`),
- *     greet: () => {},
- *   });
- * const first = tab("first");
- * await new Promise((r) => setTimeout(r, 50));
- * const second = tab("second");
- * await new Promise((r) => setTimeout(r, 50));
- * first.tell("hi");
- * await new Promise((r) => setTimeout(r, 50));
- * assert.deepEqual(heard, ["first leads", "second follows", "second heard hi"]);
- * first.close();
- * second.close();
- * ```
- */
+/** Takes part in the tabs' sharing; `lead` and `follow` are called after it returns. */
 export function shareAmongTabs<Event>(
   options: SharedTabsOptions<Event>,
 ): SharedTabs<Event> {
@@ -78,9 +49,13 @@ export function shareAmongTabs<Event>(
       channel?.close();
     },
   };
+  // Leads until the tab closes (or `close`), holding the lock as long.
   const lead = () => {
     tabs.leading = true;
     options.lead();
+    return new Promise<void>((resolve) =>
+      release.signal.addEventListener("abort", () => resolve())
+    );
   };
   if (channel === undefined || locks === undefined) {
     // Without Web Locks or BroadcastChannel every tab leads.
@@ -95,22 +70,12 @@ export function shareAmongTabs<Event>(
       if (tabs.leading) options.greet();
     } else if (news.kind === "event" && !tabs.leading) options.hear(news.event);
   };
-  // The lock is held until the tab closes (or `close`).
-  const hold = () =>
-    new Promise<void>((resolve) =>
-      release.signal.addEventListener("abort", () => resolve())
-    );
   locks.request(options.name, { ifAvailable: true }, (lock) => {
-    if (lock !== null) {
-      lead();
-      return hold();
-    }
+    if (lock !== null) return lead();
     options.follow();
     channel.postMessage({ kind: "hello" });
-    locks.request(options.name, { signal: release.signal }, () => {
-      lead();
-      return hold();
-    }).catch(() => {});
+    locks.request(options.name, { signal: release.signal }, lead)
+      .catch(() => {});
     return Promise.resolve();
   }).catch(() => {});
   return tabs;

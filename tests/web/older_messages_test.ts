@@ -105,3 +105,29 @@ Deno.test("scrolls while a page loads wait for it, and paging ends at the oldest
   assert.deepEqual(shown, Array.from({ length: 60 }, (_, i) => i + 1));
   assert.equal(loader.more, false);
 });
+
+Deno.test("a list too short to scroll fills up at once, a page at a time, until nothing is older", async () => {
+  const shown: number[] = [4, 5];
+  const list = {
+    scrollTop: 0,
+    clientHeight: 100,
+    get scrollHeight() {
+      return shown.length * 10;
+    },
+    prepend: (...ids: number[]) => shown.unshift(...ids),
+    addEventListener() {},
+  };
+  const loader = loadOlderOnScroll({
+    list,
+    oldestShown: () => 4,
+    page: (before) =>
+      Promise.resolve({
+        messages: before > 1 ? [before - 1] : [],
+        next: before > 2 ? before - 1 : null,
+      }),
+    render: (id: number) => id,
+  });
+  await loader.loadMore();
+  assert.deepEqual(shown, [1, 2, 3, 4, 5]);
+  assert.equal(loader.more, false);
+});
