@@ -27,6 +27,7 @@ import {
   machineBusySeconds,
   now,
   Poster,
+  PROGRAM_ARGS,
   type ReaderCounts,
   type ReaderReport,
   Readers,
@@ -71,13 +72,6 @@ if (
     "bad --steps, --transports, --targets, --posts, --interval-ms or --per-process",
   );
 }
-
-/**
- * The program's flags for the steps: --max-streams raised from its shipped
- * 10,000 to what a process may hold under the 20,000-file limit. The
- * per-client caps stay as shipped: each follower has an address of its own.
- */
-export const PROGRAM_ARGS = ["--max-streams=19900"];
 
 interface Row {
   transport: string;

@@ -69,6 +69,13 @@ export const loadAverage = () =>
 
 export const rssMb = (pid: number) => statusMb(pid, "VmRSS");
 
+/**
+ * The program's flags for the steps: --max-streams raised from its shipped
+ * 10,000 to what a process may hold under the 20,000-file limit. The
+ * per-client caps stay as shipped: each follower has an address of its own.
+ */
+export const PROGRAM_ARGS = ["--max-streams=19900"];
+
 /** Which server a run measures. */
 export type Target = "program" | "floor";
 

@@ -215,12 +215,16 @@ function readClientFrames(
   });
 }
 
-/** Twice the heartbeat, up to a quarter more at random: sockets opened together are pinged apart. */
+/** Few enough that the sockets on one keep being pinged in one turn of the event loop. */
+const IDLE_STEPS = 16;
+
+/** Twice the heartbeat, up to a quarter more in one of a few steps: sockets opened together are pinged apart. */
 export function idleTimeoutSeconds(
   heartbeatMs: number,
   random: () => number = Math.random,
 ): number {
-  return (2 * heartbeatMs * (1 + random() / 4)) / 1000;
+  const step = Math.floor(random() * IDLE_STEPS) / IDLE_STEPS;
+  return (2 * Math.round(heartbeatMs * (1 + step / 4))) / 1000;
 }
 
 /** Made apart from `openWebSocket`, so a socket's listener does not hold its request and headers. */

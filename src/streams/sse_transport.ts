@@ -81,6 +81,15 @@ export class SseTransport implements Transport {
   }
 
   #push(chunk: Uint8Array): void {
+    // The usual case, a reader keeping up: nothing waits, so nothing is counted.
+    if (
+      this.#wanted && this.#queue.length === 0 &&
+      chunk.byteLength <= PIECE_BYTES
+    ) {
+      this.#wanted = false;
+      this.#controller.enqueue(chunk);
+      return;
+    }
     this.#queue.push(chunk);
     this.#queuedBytes += chunk.byteLength;
     this.#share.hold(chunk, chunk.byteLength);

@@ -47,10 +47,10 @@ export class BudgetShare {
     this.heldBytes -= this.budget.release(chunk, 1);
   }
 
-  /** What its held chunks do not account for counts as its own. */
-  measure(): void {
+  /** What its held chunks do not account for counts as its own: `queued`, if the caller has just read it. */
+  measure(queued?: number): void {
     if (!this.budget.readers.has(this)) return;
-    if (this.remeasure()) this.budget.cutWhileOver();
+    if (this.remeasure(queued)) this.budget.cutWhileOver();
   }
 
   /** Whether anything waited when last counted: if not, nothing can have drained since. */
@@ -70,8 +70,8 @@ export class BudgetShare {
   }
 
   /** Counts what waits beyond its held chunks; answers whether it grew. */
-  remeasure(): boolean {
-    const own = Math.max(0, this.queuedBytes() - this.heldBytes);
+  remeasure(queued = this.queuedBytes()): boolean {
+    const own = Math.max(0, queued - this.heldBytes);
     const grew = own > this.ownBytes;
     this.budget.ownBytes += own - this.ownBytes;
     this.ownBytes = own;

@@ -670,13 +670,17 @@ Deno.test("a catch-up cut because all readers together had too much waiting is a
   assert.doesNotMatch(description, /cannot follow/);
 });
 
-Deno.test("each WebSocket draws its own idle timeout, from twice the heartbeat to a quarter more, so sockets opened together are not pinged together", () => {
+Deno.test("each WebSocket draws its idle timeout from 16 steps, twice the heartbeat to a quarter more, so sockets opened together are pinged in 16 waves", () => {
   assert.equal(idleTimeoutSeconds(15_000, () => 0), 30);
-  const longest = idleTimeoutSeconds(15_000, () => 0.999_999);
-  assert.ok(longest < 37.5 && longest > 37.499, String(longest));
+  assert.equal(idleTimeoutSeconds(15_000, () => 0.999_999), 37.032);
   const drawn = new Set(
-    Array.from({ length: 100 }, () => idleTimeoutSeconds(15_000)),
+    Array.from({ length: 2_000 }, () => idleTimeoutSeconds(15_000)),
   );
-  assert.ok(drawn.size > 90, `${drawn.size} different timeouts of 100`);
-  for (const seconds of drawn) assert.ok(seconds >= 30 && seconds < 37.5);
+  assert.equal(drawn.size, 16);
+  const steps = [...drawn].sort((a, b) => a - b);
+  for (const [i, seconds] of steps.entries()) {
+    assert.ok(seconds >= 30 && seconds < 37.5, String(seconds));
+    // Deno pings after half: waves about a quarter of a second apart.
+    if (i > 0) assert.ok(seconds - steps[i - 1]! > 0.45, String(steps));
+  }
 });
