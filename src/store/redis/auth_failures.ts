@@ -100,23 +100,22 @@ export class RedisAuthFailures implements AuthFailures {
     rate: RateLimit,
     credential: Presented | undefined,
   ): Promise<[number, number] | undefined> {
-    const { authFailures, channel, users } = this.#kernel.keys;
-    const keys = { bucket: authFailures + client, channel };
-    const args = {
-      client,
-      period: String(rate.periodMs),
-      burst: String(rate.burst),
-    };
+    const keys = this.#kernel.keys;
     const script = credential === undefined ? "authFailure" : "authCheck";
     let reply: unknown;
     try {
-      reply = await (credential === undefined
-        ? this.#kernel.script("authFailure", keys, args)
-        : this.#kernel.script("authCheck", { ...keys, users }, {
-          ...args,
+      // `authFailure` takes no credential: callOf sends only what it declares.
+      reply = await this.#kernel.script(
+        script,
+        { ...keys, bucket: keys.authFailures + client },
+        {
+          client,
+          period: String(rate.periodMs),
+          burst: String(rate.burst),
           name: credential?.name ?? "",
           digest: credential?.digest ?? "",
-        }));
+        },
+      );
     } catch {
       return undefined;
     }

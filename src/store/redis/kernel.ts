@@ -23,15 +23,16 @@ import {
 } from "./scripts.ts";
 import { checkReply } from "./replies.ts";
 
+/** Named as the scripts name them, so a script takes the whole set. */
 export function keysOf(prefix: string) {
   return {
     users: `${prefix}users`,
     order: `${prefix}users:order`,
-    sequence: `${prefix}users:sequence`,
+    userSequence: `${prefix}users:sequence`,
     // Newest first; named anew with ids, so a list of an earlier version is never misread.
     messages: `${prefix}history`,
-    messageSequence: `${prefix}history:sequence`,
-    quote: `${prefix}quote`,
+    sequence: `${prefix}history:sequence`,
+    quoteKey: `${prefix}quote`,
     channel: `${prefix}changes`,
     generation: `${prefix}generation`,
     /** Written by `/readyz`'s probe, expiring in 10 s. */
@@ -117,8 +118,9 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     name: N,
     keys: Record<KeysOf<N>, string>,
     args: Record<ArgsOf<N>, string>,
+    rest?: readonly string[],
   ): Promise<unknown> {
-    return this.read((c) => c.run(...callOf(name, keys, args)));
+    return this.read((c) => c.run(...callOf(name, keys, args, rest)));
   }
 
   /** Before listeners hear of it. */
@@ -140,19 +142,19 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     this.#checking = true;
     try {
       const before = Date.now();
-      const { generation, messageSequence: sequence } = this.keys;
       const { redisNow, generation: found, newestId } = checkReply(
-        await this.script("check", { generation, sequence }, {}),
+        await this.script("check", this.keys, {}),
       );
       this.writes.observeClock(redisNow, before, Date.now());
       if (newestId < this.#highestId) {
         const floor = String(this.#highestId);
-        await this.script("raiseSequence", { sequence }, { floor });
+        await this.script("raiseSequence", this.keys, { floor });
       }
       this.sawId(newestId);
       await this.writes.tick();
       if (found !== null && found === this.#generation) return;
       if (this.#generation !== null) this.#emptied();
+      const { generation } = this.keys;
       await this.read((c) => c.setIfAbsent(generation, crypto.randomUUID()));
       this.#generation = await this.read((c) => c.get(generation));
     } catch (error) {

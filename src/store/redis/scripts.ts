@@ -104,7 +104,7 @@ function write<
 /** Every script, by name. */
 export const SCRIPTS = {
   ...write("register", {
-    keys: ["users", "order", "sequence", "channel", "touched", "looks"],
+    keys: ["users", "order", "userSequence", "channel", "touched", "looks"],
     args: ["name", "token", "maxUsers", "skeleton"],
     lua: [register],
   }),
