@@ -70,7 +70,6 @@ export class MemoryStore implements Store {
     );
   }
 
-  /** Stores the user unless taken or full. */
   registerUser(
     name: string,
     token: string,
@@ -88,12 +87,10 @@ export class MemoryStore implements Store {
     return "registered";
   }
 
-  /** The token of `name`, if registered. */
   tokenOf(name: string): string | undefined {
     return this.#users.get(name);
   }
 
-  /** Removes `name` while its token is still `token`. */
   removeUser(name: string, token: string, allowance?: Allowance): boolean {
     this.#spend(allowance);
     if (this.#users.get(name) !== token) return false;
@@ -115,32 +112,26 @@ export class MemoryStore implements Store {
     return this.#userList ??= [...this.#users.keys()];
   }
 
-  /** How many users are registered. */
   userCount(): number {
     return this.#users.size;
   }
 
-  /** Marks a registered `name` online. */
   userOnline(name: string): void {
     if (this.#users.has(name)) this.#presence.online(name);
   }
 
-  /** Marks `name` offline. */
   userOffline(name: string): void {
     this.#presence.offline(name);
   }
 
-  /** The online names, in registration order. */
   onlineUsers(): readonly string[] {
     return this.listUsers().filter((name) => this.#presence.isOnline(name));
   }
 
-  /** Notes that `name` was active, when forgetting. */
   touchUser(name: string): void {
     if (this.#users.has(name)) this.#presence.active(name);
   }
 
-  /** Inserts a message as the newest and answers its id. */
   addMessage(message: string, allowance?: Allowance): number {
     this.#spend(allowance);
     this.#messages.push(message);
@@ -150,7 +141,6 @@ export class MemoryStore implements Store {
     return id;
   }
 
-  /** The retained messages with an id above `afterId`, oldest first. */
   recentMessages(afterId: number, limit = Infinity): RecentMessages {
     const retained = this.#messages.size;
     const firstRetained = this.#lastId - retained + 1;
@@ -167,7 +157,6 @@ export class MemoryStore implements Store {
     };
   }
 
-  /** A page of the retained messages below `before`, newest first. */
   olderMessages(before: number | undefined, limit: number): MessagePage {
     const firstRetained = this.#lastId - this.#messages.size + 1;
     const top = Math.min(this.#lastId, (before ?? Infinity) - 1);
@@ -181,7 +170,6 @@ export class MemoryStore implements Store {
     };
   }
 
-  /** Tells `listener` of every change from now on. */
   subscribe(listener: (event: StoreEvent) => void): () => void {
     return this.#listeners.subscribe(listener);
   }
@@ -191,20 +179,17 @@ export class MemoryStore implements Store {
     return 0;
   }
 
-  /** The newest `limit` messages, newest first: the same array until a message is added. */
   newestMessages(limit: number): readonly string[] {
     if (this.#newest?.limit !== limit) {
-      this.#newest = { limit, messages: this.#messages.newest(limit) };
+      this.#newest = { limit, messages: this.#messages.newestAfter(0, limit) };
     }
     return this.#newest.messages;
   }
 
-  /** The current quote. */
   getQuote(): string {
     return this.#quote;
   }
 
-  /** Replaces the quote. */
   setQuote(quote: string, allowance?: Allowance): void {
     this.#spend(allowance);
     this.#quote = quote;
@@ -224,12 +209,10 @@ export class MemoryStore implements Store {
     return waitMs === 0 ? FREE_TRY : { waitMs };
   }
 
-  /** Counts one failed authentication of `client`. */
   countAuthFailure(client: string, rate: RateLimit): number {
     return this.#authFailures.take(client, rate);
   }
 
-  /** Always: memory is always there. */
   isReady(): Readiness {
     return { ready: true };
   }

@@ -42,9 +42,4 @@ export class Ring {
     }
     return items;
   }
-
-  /** Newest first. */
-  newest(limit: number): string[] {
-    return this.oldestFirst(limit).reverse();
-  }
 }

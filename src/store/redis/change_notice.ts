@@ -16,23 +16,15 @@ export type Notice =
   /** A client that failed to authenticate too often, and how long it must wait. */
   | { kind: "limited"; client: string; waitMs: number };
 
-/**
- * `undefined` when not a notice of this version (another may share the channel).
- *
- * @example Reading a message notice
- * ```ts
- * import { decodeNotice } from "./change_notice.ts";
- * const notice = decodeNotice('message:7 {"text":"hi"}');
- * // { kind: "message", id: 7, json: '{"text":"hi"}' }
- * ```
- */
+/** `undefined` when not a notice of this version (another may share the channel). */
 export function decodeNotice(text: string): Notice | undefined {
   const colon = text.indexOf(":");
   if (colon === -1) {
     return text === "users" ? { kind: "registered" } : undefined;
   }
+  const kind = text.slice(0, colon);
   const rest = text.slice(colon + 1);
-  switch (text.slice(0, colon)) {
+  switch (kind) {
     case "message": {
       const space = rest.indexOf(" ");
       if (space === -1 || !/^[1-9]\d{0,15}$/.test(rest.slice(0, space))) {
@@ -45,11 +37,9 @@ export function decodeNotice(text: string): Notice | undefined {
     case "quote":
       return { kind: "quote", quote: rest };
     case "removed":
-      return { kind: "removed", name: rest };
     case "online":
-      return { kind: "online", name: rest };
     case "offline":
-      return { kind: "offline", name: rest };
+      return { kind, name: rest };
     case "limited": {
       const space = rest.indexOf(" ");
       const waitMs = Number(rest.slice(0, space));

@@ -13,16 +13,7 @@ export interface GateOptions {
   maxPending: number;
 }
 
-/**
- * Bounds reads by the timeout, refuses new commands on a stalled connection, and caps those
- * waiting; a write attempt is never failed by the timeout (docs/redis.md).
- *
- * @example Reading through a gate
- * ```ts ignore
- * const gate = new CommandGate(connection, { timeoutMs: 1000, maxPending: 1000 });
- * const quote = await gate.read(() => connection.get("lms:quote"));
- * ```
- */
+/** Bounds reads by the timeout, refuses new commands on a stalled connection, caps those waiting. */
 export class CommandGate {
   #connection: Pick<RedisConnection, "isReady" | "onReady">;
   #maxPending: number;

@@ -228,9 +228,6 @@ function connectionOf(link: Link): RedisConnection {
           (keys: string[], args: string[]) => Promise<unknown>
         >)[script](keys, args)
       ),
-    async ping() {
-      await command((c) => c.ping());
-    },
     async probeWrite(key) {
       await command((c) =>
         c.set(key, "1", { expiration: { type: "PX", value: 10_000 } })
@@ -255,22 +252,22 @@ function connectionOf(link: Link): RedisConnection {
   };
 }
 
-export function connect(
-  options: ConnectionOptions,
-  role: string,
-): Promise<RedisConnection> {
-  const sentinel = parseSentinelUrl(options.url);
-  return sentinel === undefined
-    ? connectDirect(options, role)
-    : connectThroughSentinel(options, role, sentinel);
-}
-
-/** node-redis reconnects by itself, resubscribing before it reports ready. */
-async function connectDirect(
+export async function connect(
   options: ConnectionOptions,
   role: string,
 ): Promise<RedisConnection> {
   const link = new Link(role, options.report);
+  const sentinel = parseSentinelUrl(options.url);
+  if (sentinel === undefined) await connectDirect(link, options);
+  else await new MasterFollower(link, options, sentinel).start();
+  return connectionOf(link);
+}
+
+/** node-redis reconnects by itself, resubscribing before it reports ready. */
+async function connectDirect(
+  link: Link,
+  options: ConnectionOptions,
+): Promise<void> {
   let started = false;
   const client = newClient({
     url: options.url,
@@ -302,7 +299,6 @@ async function connectDirect(
   started = true;
   link.client = client;
   link.up("connection restored");
-  return connectionOf(link);
 }
 
 /** Tries the named addresses in turn; throws, saying why, when none is the master yet. */
@@ -466,14 +462,4 @@ class MasterFollower {
       { cause: failure },
     );
   }
-}
-
-async function connectThroughSentinel(
-  options: ConnectionOptions,
-  role: string,
-  address: SentinelAddress,
-): Promise<RedisConnection> {
-  const link = new Link(role, options.report);
-  await new MasterFollower(link, options, address).start();
-  return connectionOf(link);
 }

@@ -12,7 +12,7 @@ import type {
 import type { Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
-import { CommandGate } from "./command_gate.ts";
+import { CommandGate, type GateOptions } from "./command_gate.ts";
 import { SettledWrites } from "./settled_writes.ts";
 import { decodeNotice, type Notice } from "./change_notice.ts";
 import {
@@ -24,7 +24,7 @@ import {
 import { checkReply } from "./replies.ts";
 
 /** Named as the scripts name them, so a script takes the whole set. */
-export function keysOf(prefix: string) {
+function keysOf(prefix: string) {
   return {
     users: `${prefix}users`,
     order: `${prefix}users:order`,
@@ -53,10 +53,8 @@ export function keysOf(prefix: string) {
 
 const CHECK_INTERVAL_MS = 1000;
 
-export interface KernelOptions {
+export interface KernelOptions extends GateOptions {
   prefix: string;
-  timeoutMs: number;
-  maxPending: number;
   replicas: number;
 }
 
@@ -242,23 +240,19 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
 
 const notReady = (reason: string): Readiness => ({ ready: false, reason });
 
+const REFUSALS = new Map([
+  ["OOM", "out of memory: Redis refuses writes (maxmemory)"],
+  ["READONLY", "read-only replica: Redis refuses writes"],
+  ["MISCONF", "Redis cannot save its data (MISCONF) and refuses writes"],
+  ["LOADING", "Redis is loading its data"],
+]);
+
 function readinessReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const refused = /Redis refused: (\w+)/.exec(message)?.[1];
-  switch (refused) {
-    case "OOM":
-      return "out of memory: Redis refuses writes (maxmemory)";
-    case "READONLY":
-      return "read-only replica: Redis refuses writes";
-    case "MISCONF":
-      return "Redis cannot save its data (MISCONF) and refuses writes";
-    case "LOADING":
-      return "Redis is loading its data";
-    case undefined:
-      return `unreachable: ${message}`;
-    default:
-      return `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
-  }
+  if (refused === undefined) return `unreachable: ${message}`;
+  return REFUSALS.get(refused) ??
+    `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
 }
 
 /** `registered` only drops copies. */

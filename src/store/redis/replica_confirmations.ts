@@ -17,17 +17,7 @@ interface Next {
   confirmed: PromiseWithResolvers<boolean>;
 }
 
-/**
- * One `WAIT` at a time, shared by every write answered before it is sent.
- *
- * @example Confirming a write
- * ```ts ignore
- * const confirmations = new ReplicaConfirmations(connection, gate, { replicas: 1, timeoutMs: 250 });
- * const session = connection.session;
- * await connection.run("setQuote", keys, args);
- * const held = await confirmations.confirm(session); // false: ask again, or send the write again
- * ```
- */
+/** One `WAIT` at a time, shared by every write answered before it is sent. */
 export class ReplicaConfirmations {
   #connection: Pick<RedisConnection, "session" | "wait">;
   #gate: CommandGate;

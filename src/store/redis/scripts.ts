@@ -72,6 +72,7 @@ function script<const K extends string, const A extends string>(
 /** The keys and arguments every settled write takes before its own. */
 const SETTLED_KEYS = ["records"] as const;
 const SETTLED_ARGS = ["writeNumber", "fence", "expiry"] as const;
+export type SettledArg = typeof SETTLED_ARGS[number];
 
 /** A settled write as `name` and `nameLimited`, which also spends the client's allowance. */
 function write<
@@ -91,13 +92,10 @@ function write<
       lua: [...before, allowance, body!],
     }),
   } as
-    & Record<N, Script<K | "records", A | typeof SETTLED_ARGS[number]>>
+    & Record<N, Script<K | "records", A | SettledArg>>
     & Record<
       `${N}Limited`,
-      Script<
-        K | "records" | "bucket",
-        A | typeof SETTLED_ARGS[number] | "period" | "burst"
-      >
+      Script<K | "records" | "bucket", A | SettledArg | "period" | "burst">
     >;
 }
 

@@ -19,13 +19,10 @@ import {
   LATE,
   LIMITED,
   type ScriptName,
+  type SettledArg,
   type WriteName,
 } from "./scripts.ts";
-
 import { UnexpectedReply } from "./replies.ts";
-
-/** The arguments every settled write takes before its own, filled in here. */
-type SettledArg = "writeNumber" | "fence" | "expiry";
 
 /** How long a dead process's records outlive the second they were written in. */
 export const RECORD_TTL_MS = 3_600_000;
@@ -36,17 +33,7 @@ export const SETTLE_LIMIT_MS = 600_000;
 /** How far past a write's fence its record is kept, for clock disagreement and a running script. */
 const FENCE_GRACE_MS = 1000;
 
-/**
- * A write whose outcome could not be learnt: it may or may not have
- * happened. Answered 500 (a fault), never 503.
- *
- * @example What a caller sees
- * ```ts
- * import { WriteOutcomeUnknown } from "./settled_writes.ts";
- * const error = new WriteOutcomeUnknown("the store was closed");
- * console.log(error.name); // "WriteOutcomeUnknown"
- * ```
- */
+/** A write that may or may not have happened: answered 500 (a fault), never 503. */
 export class WriteOutcomeUnknown extends Error {
   /** Says why the outcome could not be learnt. */
   constructor(why: string, options?: ErrorOptions) {
@@ -76,20 +63,16 @@ const ASKED = {
 
 /**
  * One write's way to its outcome: state, then event, then the next state; a
- * state that is no key ends it. docs/redis.md (Settling a write) draws it.
+ * state that is no key ends it. docs/redis.md (Settling a write) says what
+ * each state is, and draws it.
  */
 export const SETTLING = {
-  /** The first attempt is out: nothing has run yet, so a failure that says it never will ends the write. */
+  // Nothing has run yet: a failure that says it never will ends the write.
   sent: { ...ATTEMPTED, unsent: "notRun", refused: "notRun" },
-  /** An attempt may have run: wait, then send it again. */
   inDoubt: { waited: "resent", timeUp: "gaveUp", closed: "gaveUp" },
-  /** Another attempt is out, with the same key and fence. */
   resent: ATTEMPTED,
-  /** An attempt was answered: do the replicas hold it (yes at once when none need to)? */
   confirming: ASKED,
-  /** They did not yet: asked again while the connection lasts; meanwhile new writes are refused. */
   unconfirmed: ASKED,
-  /** The answer is the outcome: the write's result, or the client's allowance spent. */
   known: { result: "settled", limited: "limited", fault: "fault" },
 } as const;
 
@@ -145,15 +128,7 @@ export interface SettledWritesOptions {
   replicas?: number;
 }
 
-/**
- * Runs the write scripts of `scripts.ts`, settled.
- *
- * @example Setting the quote
- * ```ts ignore
- * const writes = new SettledWrites(connection, gate, { prefix: "lms:", windowMs: 1000, allowancePrefix: "lms:allowance:" });
- * await writes.run("setQuote", { quoteKey: "lms:quote", channel: "lms:changes" }, { quote: "Hello!" });
- * ```
- */
+/** Runs the write scripts of `scripts.ts`, settled. */
 export class SettledWrites {
   #connection: RedisConnection;
   #gate: CommandGate;
@@ -163,10 +138,8 @@ export class SettledWrites {
   readonly records: string;
   #next = 0;
   #periodCount = 0;
-  /** One period per check; the first is the oldest whose records are kept. */
+  /** One period per check, oldest first; new writes go in the last. */
   #periods: Period[];
-  /** The newest period, the one new writes go in: always the last of `#periods`. */
-  #current: Period;
   /** Keys of records nothing can ask for any more, to delete. */
   #unneeded: string[] = [];
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
@@ -192,8 +165,7 @@ export class SettledWrites {
       "",
     );
     this.records = `${options.prefix}writes:${id}:`;
-    this.#current = this.#period();
-    this.#periods = [this.#current];
+    this.#periods = [this.#period()];
     if ((options.replicas ?? 0) > 0) {
       // A WAIT holds up the reads queued behind it on the connection, so
       // it waits at most a quarter of what a read may wait.
@@ -237,7 +209,7 @@ export class SettledWrites {
         ),
       );
     }
-    const period = this.#current;
+    const period = this.#periods.at(-1)!;
     const fence = Math.floor(
       Date.now() + this.#clock.offset + this.#windowMs,
     );
@@ -416,13 +388,13 @@ export class SettledWrites {
 
   /** Starts a new period and deletes the records of settled periods whose fences have passed. */
   async tick(): Promise<void> {
-    this.#current = this.#period();
-    this.#periods.push(this.#current);
+    const current = this.#period();
+    this.#periods.push(current);
     const passed = Date.now() + this.#clock.offset - this.#clock.error -
       FENCE_GRACE_MS;
     for (
       let oldest = this.#periods[0];
-      oldest !== undefined && oldest !== this.#current &&
+      oldest !== undefined && oldest !== current &&
       oldest.unsettled === 0 && oldest.lastFence < passed;
       oldest = this.#periods[0]
     ) {
