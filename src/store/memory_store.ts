@@ -5,10 +5,10 @@
 
 import { lookOf } from "../identity/name_skeleton.ts";
 import { ChangeListeners } from "./change_listeners.ts";
-import { MemoryPresence } from "./memory_presence.ts";
 import {
   type Allowance,
   type AuthTry,
+  forgetSweepMs,
   FREE_TRY,
   INITIAL_QUOTE,
   type MessagePage,
@@ -54,20 +54,24 @@ export class MemoryStore implements Store {
   #listeners = new ChangeListeners();
   #buckets = new TokenBuckets();
   #authFailures = new TokenBuckets();
-  #presence: MemoryPresence;
+  #online = new Set<string>();
+  /** Last activity when forgetting, oldest first, so a sweep stops at the first not idle. */
+  #active = new Map<string, number>();
+  #forgetAfterMs: number | undefined;
+  #sweeper: ReturnType<typeof setInterval> | undefined;
 
   /** Makes an empty store with the given limits. */
   constructor(limits: StoreLimits = {}) {
     const { history, maxUsers, forgetUsersAfter } = resolveLimits(limits);
     this.#messages = new Ring(history);
     this.#maxUsers = maxUsers;
-    this.#presence = new MemoryPresence(
-      (event) => this.#listeners.emit(event),
-      forgetUsersAfter === undefined ? undefined : {
-        afterSeconds: forgetUsersAfter,
-        unregister: (name) => this.#unregister(name),
-      },
-    );
+    if (forgetUsersAfter !== undefined) {
+      this.#forgetAfterMs = forgetUsersAfter * 1000;
+      this.#sweeper = setInterval(
+        () => this.#sweep(),
+        forgetSweepMs(forgetUsersAfter),
+      );
+    }
   }
 
   registerUser(
@@ -83,7 +87,7 @@ export class MemoryStore implements Store {
     this.#looks.add(look);
     this.#users.set(name, token);
     this.#userList = undefined;
-    this.#presence.active(name);
+    this.#noteActive(name);
     return "registered";
   }
 
@@ -103,7 +107,8 @@ export class MemoryStore implements Store {
     this.#users.delete(name);
     this.#looks.delete(lookOf(name));
     this.#userList = undefined;
-    this.#presence.removed(name);
+    this.#online.delete(name);
+    this.#active.delete(name);
     this.#listeners.emit({ kind: "unregistered", name });
   }
 
@@ -117,19 +122,41 @@ export class MemoryStore implements Store {
   }
 
   userOnline(name: string): void {
-    if (this.#users.has(name)) this.#presence.online(name);
+    if (!this.#users.has(name) || this.#online.has(name)) return;
+    this.#online.add(name);
+    this.#listeners.emit({ kind: "presence", name, online: true });
   }
 
+  /** Its idle time starts now. */
   userOffline(name: string): void {
-    this.#presence.offline(name);
+    if (!this.#online.delete(name)) return;
+    this.#noteActive(name);
+    this.#listeners.emit({ kind: "presence", name, online: false });
   }
 
   onlineUsers(): readonly string[] {
-    return this.listUsers().filter((name) => this.#presence.isOnline(name));
+    return this.listUsers().filter((name) => this.#online.has(name));
   }
 
   touchUser(name: string): void {
-    if (this.#users.has(name)) this.#presence.active(name);
+    if (this.#users.has(name)) this.#noteActive(name);
+  }
+
+  #noteActive(name: string): void {
+    if (this.#forgetAfterMs === undefined) return;
+    this.#active.delete(name);
+    this.#active.set(name, performance.now());
+  }
+
+  #sweep(): void {
+    const idleSince = performance.now() - this.#forgetAfterMs!;
+    for (let left = this.#active.size; left > 0; left--) {
+      const [name, last] = this.#active.entries().next().value!;
+      if (last > idleSince) return;
+      // Online counts as active: moved to the end, out of the sweep's way.
+      if (this.#online.has(name)) this.#noteActive(name);
+      else this.#unregister(name);
+    }
   }
 
   addMessage(message: string, allowance?: Allowance): number {
@@ -219,7 +246,7 @@ export class MemoryStore implements Store {
 
   /** Stops forgetting idle users. */
   close(): Promise<void> {
-    this.#presence.close();
+    clearInterval(this.#sweeper);
     return Promise.resolve();
   }
 }

@@ -416,50 +416,37 @@ class MasterFollower {
   }
 
   /** Like node-redis on one server, rounds go on until a master answers or the link closes. */
-  async relocate(): Promise<void> {
+  relocate(): Promise<void> {
     this.#relocating = true;
-    try {
-      for (let round = 0; !this.link.closed; round++) {
-        try {
-          const opened = await openMaster(
-            this.link,
-            this.options,
-            this.address,
-          );
-          if (this.link.closed) opened.client.destroy();
-          else this.adopt(opened);
-          return;
-        } catch {
-          await this.link.pause(
-            Math.min(50 * 2 ** Math.min(round, 8), RELOCATE_PAUSE_MS),
-          );
-        }
-      }
-    } finally {
-      this.#relocating = false;
-    }
+    return this.#find().finally(() => this.#relocating = false);
   }
 
   /** Start-up must fail fast. */
-  async start(): Promise<void> {
-    const deadline = performance.now() + this.options.connectTimeoutMs;
-    let failure: unknown;
-    for (let round = 0; round < 1000; round++) {
+  start(): Promise<void> {
+    return this.#find(performance.now() + this.options.connectTimeoutMs);
+  }
+
+  /** Past `deadline`, throws saying why. */
+  async #find(deadline = Infinity): Promise<void> {
+    for (let round = 0; !this.link.closed; round++) {
       try {
-        return this.adopt(
-          await openMaster(this.link, this.options, this.address),
+        const opened = await openMaster(this.link, this.options, this.address);
+        if (this.link.closed) opened.client.destroy();
+        else this.adopt(opened);
+        return;
+      } catch (failure) {
+        if (performance.now() >= deadline) {
+          throw new StoreUnavailableError(
+            `cannot find the Redis master through Sentinel at ${
+              redactUrl(this.options.url)
+            }: ${(failure as Error)?.message || failure}`,
+            { cause: failure },
+          );
+        }
+        await this.link.pause(
+          Math.min(50 * 2 ** Math.min(round, 8), RELOCATE_PAUSE_MS),
         );
-      } catch (error) {
-        failure = error;
       }
-      if (performance.now() >= deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    throw new StoreUnavailableError(
-      `cannot find the Redis master through Sentinel at ${
-        redactUrl(this.options.url)
-      }: ${(failure as Error)?.message || failure}`,
-      { cause: failure },
-    );
   }
 }

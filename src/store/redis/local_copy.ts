@@ -52,11 +52,9 @@ export class LocalCopy<T> {
         this.#value = value;
         this.#epoch = epoch;
       }
-      if (this.#pending === pending) this.#pending = undefined;
       return value;
-    }, (error) => {
+    }).finally(() => {
       if (this.#pending === pending) this.#pending = undefined;
-      throw error;
     });
     if (live) this.#pending = pending;
     return pending;

@@ -102,19 +102,7 @@ export function recentMessages(
   };
 }
 
-/**
- * What the `older` script answers (up to `limit + 1` entries, newest
- * first, every id below `before`), read as a page, else a fault.
- *
- * @example Two asked, and an older one exists
- * ```ts
- * import assert from "node:assert/strict";
- * import { messagePage } from "./replies.ts";
- * const page = messagePage(['9 {"i":9}', '8 {"i":8}', '7 {"i":7}'], 10, 2);
- * assert.deepEqual(page.messages.map((m) => m.id), [9, 8]);
- * assert.equal(page.next, 8);
- * ```
- */
+/** The `older` script's up to `limit + 1` entries below `before`, newest first, as a page. */
 export function messagePage(
   reply: unknown,
   before: number,
