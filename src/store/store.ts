@@ -532,16 +532,14 @@ export interface Allowance {
  * ```
  */
 export class RateLimited extends Error {
-  /** How long until the client may write again, in milliseconds. */
-  readonly waitMs: number;
-  /** The rate the client ran out of. */
-  readonly rate: RateLimit;
-
   /** A refusal for `waitMs` under `rate`. */
-  constructor(waitMs: number, rate: RateLimit) {
+  constructor(
+    /** How long until the client may write again, in milliseconds. */
+    readonly waitMs: number,
+    /** The rate the client ran out of. */
+    readonly rate: RateLimit,
+  ) {
     super(`rate limited: retry in ${waitMs} ms`);
     this.name = "RateLimited";
-    this.waitMs = waitMs;
-    this.rate = rate;
   }
 }

@@ -73,11 +73,6 @@ function newClient(
 
 type Client = ReturnType<typeof newClient>;
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 /** `closed` is final. */
 type LinkState = "starting" | "up" | "down" | "closed";
 
@@ -95,7 +90,7 @@ class Link {
   opening: Client | undefined;
   readonly readyListeners: (() => void)[] = [];
   readonly lostListeners: (() => void)[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #waiters: PromiseWithResolvers<void>[] = [];
   readonly #background = new Set<Promise<void>>();
   readonly #closing = Promise.withResolvers<void>();
   readonly #refusals: ReturnType<typeof repeatedFaults>;
@@ -142,9 +137,9 @@ class Link {
       return Promise.reject(new StoreUnavailableError("the store is closed"));
     }
     if (this.isReady) return Promise.resolve();
-    return new Promise((resolve, reject) =>
-      this.#waiters.push({ resolve, reject })
-    );
+    const waiter = Promise.withResolvers<void>();
+    this.#waiters.push(waiter);
+    return waiter.promise;
   }
 
   async pause(ms: number): Promise<void> {

@@ -37,8 +37,6 @@ function keysOf(prefix: string) {
     generation: `${prefix}generation`,
     /** Written by `/readyz`'s probe, expiring in 10 s. */
     readiness: `${prefix}readiness`,
-    /** A client's rate-limit bucket: this, then its address. */
-    allowance: `${prefix}allowance:`,
     /** A client's failed authentications: this, then its address. */
     authFailures: `${prefix}auth-failures:`,
     touched: `${prefix}users:touched`,
@@ -88,7 +86,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     this.writes = new SettledWrites(client, this.gate, {
       prefix: options.prefix,
       windowMs: options.timeoutMs,
-      allowancePrefix: this.keys.allowance,
       replicas: options.replicas,
     });
     this.subscription = {

@@ -54,10 +54,8 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
-export type StatusLevel = "error" | "info";
-
 export interface ConnectionOptions {
   url: string;
   connectTimeoutMs: number;
-  report: (message: string, level: StatusLevel) => void;
+  report: (message: string, level: "error" | "info") => void;
 }

@@ -17,6 +17,7 @@ import {
   type Allowance,
   type AuthTry,
   type Awaitable,
+  FREE_TRY,
   HEARTBEAT_MS,
   INITIAL_QUOTE,
   type MessagePage,
@@ -35,7 +36,6 @@ import { RedisPresence } from "./presence.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { RedisKernel } from "./kernel.ts";
 import { KeptTokens, LocalCopy } from "./local_copy.ts";
-import { RedisAuthFailures } from "./auth_failures.ts";
 import {
   historyEntry,
   messageId,
@@ -44,7 +44,13 @@ import {
   recentMessages,
   UnexpectedReply,
 } from "./replies.ts";
-import type { RateLimit } from "../token_buckets.ts";
+import { type RateLimit, TokenBuckets } from "../token_buckets.ts";
+
+/** How many clients waiting to authenticate are remembered at most; past it the oldest is forgotten. */
+const MAX_WAITING = 100_000;
+
+/** A credential as the scripts compare it: the name and its token's digest. */
+type Presented = { name: string; digest: string } | null;
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -95,12 +101,16 @@ export class RedisStore implements Store {
   #newestLimit = 0;
   #quote: LocalCopy<string>;
   #presence: RedisPresence;
-  #authFailures: RedisAuthFailures;
+  /** Per client: until when (Date.now) it must wait, as any process heard. */
+  #authWaiting = new Map<string, number>();
+  /** This process's own count of failed authentications: what still holds while Redis does not answer. */
+  #authLocal = new TokenBuckets();
 
   private constructor(
     client: RedisConnection,
     subscriber: RedisConnection,
     options: RedisStoreOptions,
+    heartbeatMs: number,
   ) {
     const limits = resolveLimits(options);
     const kernel = new RedisKernel(client, subscriber, {
@@ -114,7 +124,7 @@ export class RedisStore implements Store {
     this.#history = limits.history;
     this.#presence = new RedisPresence(
       kernel,
-      options.heartbeatMs ?? HEARTBEAT_MS.default,
+      heartbeatMs,
       limits.forgetUsersAfter,
     );
     this.#userList = new LocalCopy(kernel.subscription);
@@ -128,14 +138,16 @@ export class RedisStore implements Store {
       }
       if (notice.kind === "message") this.#newest.changed();
       if (notice.kind === "quote") this.#quote.changed();
+      if (notice.kind === "limited") {
+        this.#authWaitFor(notice.client, notice.waitMs);
+      }
     });
-    this.#authFailures = new RedisAuthFailures(kernel);
   }
 
   /** Fails fast with a clear error when Redis cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     resolveLimits(options);
-    checkWithin(
+    const heartbeatMs = checkWithin(
       "heartbeatMs",
       HEARTBEAT_MS,
       options.heartbeatMs ?? HEARTBEAT_MS.default,
@@ -156,7 +168,7 @@ export class RedisStore implements Store {
       await client.close();
       throw error;
     }
-    const store = new RedisStore(client, subscriber, options);
+    const store = new RedisStore(client, subscriber, options, heartbeatMs);
     try {
       await store.#kernel.start();
       await store.#convertEarlier();
@@ -277,18 +289,102 @@ export class RedisStore implements Store {
     }
   }
 
-  /** How long `client` must wait before authenticating again, as every process counts. */
+  /** As every process counts; only a client that failed here lately costs a round trip. */
   authWait(
     client: string,
     rate: RateLimit,
     credential: { name: string; digest: string } | null,
   ): Awaitable<AuthTry> {
-    return this.#authFailures.authWait(client, rate, credential);
+    const waitMs = this.#knownAuthWait(client, rate);
+    if (waitMs > 0) return { waitMs };
+    if (!this.#authLocal.tracks(client)) return FREE_TRY;
+    return this.#judgeAuth(client, rate, credential);
   }
 
-  /** Counts one failed authentication of `client` in Redis, shared by every process. */
+  /** Counted in Redis, shared by every process. */
   countAuthFailure(client: string, rate: RateLimit): Promise<number> {
-    return this.#authFailures.countAuthFailure(client, rate);
+    // Counted here at once, before the round trip: this process's next try
+    // of the client, even in this same turn, is then judged in Redis.
+    const localWait = this.#authLocal.take(client, rate);
+    return this.#runAuth(client, rate, undefined).then((answer) =>
+      // Redis did not answer: this process's count stands alone.
+      answer === undefined
+        ? localWait
+        : answer[0] === 1
+        ? 0
+        : Math.max(1, answer[1])
+    );
+  }
+
+  async #judgeAuth(
+    client: string,
+    rate: RateLimit,
+    credential: Presented,
+  ): Promise<AuthTry> {
+    const answer = await this.#runAuth(client, rate, credential);
+    // Redis did not answer: the caller checks, as this process alone would.
+    if (answer === undefined) return FREE_TRY;
+    const [verdict, waitMs] = answer;
+    if (verdict === -1) return { waitMs: Math.max(1, waitMs) };
+    if (verdict === 0) this.#authLocal.take(client, rate);
+    return { waitMs: 0, verdict: verdict === 1 };
+  }
+
+  #authWaitFor(client: string, waitMs: number): void {
+    if (this.#authWaiting.size >= MAX_WAITING) {
+      this.#authWaiting.delete(this.#authWaiting.keys().next().value!);
+    }
+    this.#authWaiting.set(client, Date.now() + waitMs);
+  }
+
+  /** The wait this process knows of: its own count, and what Redis announced. */
+  #knownAuthWait(client: string, rate: RateLimit): number {
+    const local = this.#authLocal.waitOf(client, rate);
+    const until = this.#authWaiting.get(client);
+    if (until === undefined) return local;
+    const shared = until - Date.now();
+    if (shared <= 0) this.#authWaiting.delete(client);
+    return Math.max(local, shared);
+  }
+
+  /**
+   * Runs `authCheck` for a credential, else `authFailure`: `[verdict or
+   * counted, wait]`, or `undefined` when Redis did not answer.
+   */
+  async #runAuth(
+    client: string,
+    rate: RateLimit,
+    credential: Presented | undefined,
+  ): Promise<[number, number] | undefined> {
+    const keys = this.#kernel.keys;
+    const script = credential === undefined ? "authFailure" : "authCheck";
+    let reply: unknown;
+    try {
+      // `authFailure` takes no credential: callOf sends only what it declares.
+      reply = await this.#kernel.script(
+        script,
+        { ...keys, bucket: keys.authFailures + client },
+        {
+          client,
+          period: String(rate.periodMs),
+          burst: String(rate.burst),
+          name: credential?.name ?? "",
+          digest: credential?.digest ?? "",
+        },
+      );
+    } catch {
+      return undefined;
+    }
+    if (
+      !Array.isArray(reply) || reply.length !== 2 ||
+      !reply.every((n) => typeof n === "number")
+    ) {
+      throw new UnexpectedReply(script, reply);
+    }
+    const [first, waitMs] = reply as [number, number];
+    // Refused from memory at once, before the notice to every process comes back.
+    if (waitMs > 0) this.#authWaitFor(client, waitMs);
+    return [first, waitMs];
   }
 
   /** Told to Redis in the background. */

@@ -52,7 +52,7 @@ interface Declaration<K extends string, A extends string> {
 }
 
 function script<const K extends string, const A extends string>(
-  declared: Declaration<K, A>,
+  { lua, ...declared }: Declaration<K, A>,
 ): Script<K, A> {
   const locals = [
     ...declared.keys.map((key, i) => `local ${key} = KEYS[${i + 1}]`),
@@ -61,12 +61,7 @@ function script<const K extends string, const A extends string>(
       ? []
       : [`local ${declared.rest}From = ${declared.args.length + 1}`]),
   ];
-  return {
-    keys: declared.keys,
-    args: declared.args,
-    rest: declared.rest,
-    source: [...locals, ...declared.lua].join("\n"),
-  };
+  return { ...declared, source: [...locals, ...lua].join("\n") };
 }
 
 /** The keys and arguments every settled write takes before its own. */

@@ -122,8 +122,6 @@ export interface SettledWritesOptions {
   prefix: string;
   /** How long after it is sent a write may still apply: its fence. */
   windowMs: number;
-  /** Where rate-limit buckets live: this, then the client. */
-  allowancePrefix: string;
   /** How many replicas must hold a write before it is answered (`WAIT`); 0, the default, answers at once. */
   replicas?: number;
 }
@@ -159,7 +157,8 @@ export class SettledWrites {
     this.#connection = connection;
     this.#gate = gate;
     this.#windowMs = options.windowMs;
-    this.#allowancePrefix = options.allowancePrefix;
+    // A client's rate-limit bucket: this, then its address.
+    this.#allowancePrefix = `${options.prefix}allowance:`;
     const id = crypto.getRandomValues(new Uint8Array(8)).reduce(
       (hex, byte) => hex + byte.toString(16).padStart(2, "0"),
       "",

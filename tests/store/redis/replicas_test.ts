@@ -100,7 +100,6 @@ async function confirmedWrites(master: RedisServer) {
   const writes = new SettledWrites(connection, gate, {
     prefix,
     windowMs: 1000,
-    allowancePrefix: `${prefix}allowance:`,
     replicas: 1,
   });
   const now = Date.now();

@@ -81,7 +81,6 @@ function settledTest(
       const writes = new SettledWrites(faulty, gate, {
         prefix,
         windowMs,
-        allowancePrefix: key("allowance:"),
       });
       const now = Date.now();
       writes.observeClock(now, now, now);
