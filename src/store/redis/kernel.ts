@@ -57,12 +57,10 @@ export interface KernelOptions extends GateOptions {
 }
 
 export class RedisKernel implements ChangeFeed, StoreHealth {
-  readonly client: RedisConnection;
   readonly gate: CommandGate;
   readonly writes: SettledWrites;
   readonly keys: ReturnType<typeof keysOf>;
   readonly subscription: Subscription;
-  #subscriber: RedisConnection;
   #epoch = 0;
   #subscribed = false;
   /** A sequence Redis lost goes on above it (docs/redis.md, "Faults"). */
@@ -75,12 +73,10 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   #hearers: ((notice: Notice) => void)[] = [];
 
   constructor(
-    client: RedisConnection,
-    subscriber: RedisConnection,
+    private readonly client: RedisConnection,
+    private readonly subscriber: RedisConnection,
     options: KernelOptions,
   ) {
-    this.client = client;
-    this.#subscriber = subscriber;
     this.keys = keysOf(options.prefix);
     this.gate = new CommandGate(client, options);
     this.writes = new SettledWrites(client, this.gate, {
@@ -89,7 +85,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
       replicas: options.replicas,
     });
     this.subscription = {
-      live: () => this.#subscribed && this.#subscriber.isReady,
+      live: () => this.#subscribed && this.subscriber.isReady,
       epoch: () => this.#epoch,
     };
   }
@@ -181,16 +177,16 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
 
   async #listen(): Promise<void> {
     // Every (re)connection starts an epoch: copies taken before may have missed a change.
-    this.#subscriber.onReady(() => {
+    this.subscriber.onReady(() => {
       this.#epoch++;
       this.#subscribed = true;
     });
     // Changes may be missed from now on: readers must start again.
-    this.#subscriber.onLost(() => {
+    this.subscriber.onLost(() => {
       this.#subscribed = false;
       this.#listeners.emit({ kind: "reset" });
     });
-    await this.#subscriber.subscribe(
+    await this.subscriber.subscribe(
       this.keys.channel,
       (text: string) => this.#notice(text),
     );
@@ -231,7 +227,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     clearInterval(this.#checker);
     this.writes.close();
     this.gate.close();
-    return Promise.allSettled([this.#subscriber.close(), this.client.close()]);
+    return Promise.allSettled([this.subscriber.close(), this.client.close()]);
   }
 }
 

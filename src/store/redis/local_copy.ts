@@ -15,7 +15,6 @@ export interface Subscription {
 
 /** One shared value, read from Redis on a miss and kept until it changes. */
 export class LocalCopy<T> {
-  #subscription: Subscription;
   #value: T | undefined;
   /** Bumped by every change, so a read that overlapped one is not kept. */
   #generation = 0;
@@ -23,9 +22,7 @@ export class LocalCopy<T> {
   /** Shared by every request that misses meanwhile. */
   #pending: Promise<T> | undefined;
 
-  constructor(subscription: Subscription) {
-    this.#subscription = subscription;
-  }
+  constructor(private readonly subscription: Subscription) {}
 
   changed(): void {
     this.#generation++;
@@ -34,7 +31,7 @@ export class LocalCopy<T> {
   }
 
   read(load: () => Promise<T>): Awaitable<T> {
-    const subscription = this.#subscription;
+    const subscription = this.subscription;
     const live = subscription.live();
     if (
       live && this.#value !== undefined && this.#epoch === subscription.epoch()
@@ -63,15 +60,12 @@ export class LocalCopy<T> {
 
 /** Tokens of users seen authenticating, kept like the copies; only found ones, so at most the users. */
 export class KeptTokens {
-  #subscription: Subscription;
   #tokens = new Map<string, string>();
   #epoch = -1;
   /** So a lookup that overlapped a removal is not kept. */
   #removals = 0;
 
-  constructor(subscription: Subscription) {
-    this.#subscription = subscription;
-  }
+  constructor(private readonly subscription: Subscription) {}
 
   /** Removed, or registered anew. */
   forget(name: string): void {
@@ -83,7 +77,7 @@ export class KeptTokens {
     name: string,
     load: () => Promise<string | null | undefined>,
   ): Awaitable<string | undefined> {
-    const subscription = this.#subscription;
+    const subscription = this.subscription;
     const live = subscription.live();
     if (live && this.#epoch === subscription.epoch()) {
       const kept = this.#tokens.get(name);

@@ -28,7 +28,6 @@ function missing(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
 
 /** One process's presence in Redis; beats every quarter heartbeat, and a record lives two. */
 export class RedisPresence {
-  #kernel: RedisKernel;
   /** Random, never reused. */
   #pid = crypto.randomUUID();
   #lifetimeMs: number;
@@ -47,8 +46,11 @@ export class RedisPresence {
   #closed = false;
 
   /** Forgets idle users only when `forget` (seconds) is given. */
-  constructor(kernel: RedisKernel, heartbeatMs: number, forget?: number) {
-    this.#kernel = kernel;
+  constructor(
+    private readonly kernel: RedisKernel,
+    heartbeatMs: number,
+    forget?: number,
+  ) {
     this.#lifetimeMs = 2 * heartbeatMs;
     this.#online = new LocalCopy(kernel.subscription);
     kernel.onNotice(({ kind }) => {
@@ -82,9 +84,9 @@ export class RedisPresence {
 
   onlineNames(): Awaitable<ReadonlySet<string>> {
     return this.#online.read(async () => {
-      const reply = await this.#kernel.script(
+      const reply = await this.kernel.script(
         "onlineNames",
-        this.#kernel.keys,
+        this.kernel.keys,
         {},
       );
       if (!Array.isArray(reply) || reply.some((n) => typeof n !== "string")) {
@@ -100,9 +102,9 @@ export class RedisPresence {
     enter: string[],
     leave: string[] = [],
   ): Promise<boolean> {
-    const reply = await this.#kernel.script(
+    const reply = await this.kernel.script(
       "presence",
-      this.#kernel.keys,
+      this.kernel.keys,
       {
         pid: this.#pid,
         lifetime: String(this.#lifetimeMs),
@@ -174,9 +176,9 @@ export class RedisPresence {
   async #beat(): Promise<void> {
     try {
       for (let round = 0; round < ROUNDS; round++) {
-        const reply = await this.#kernel.script(
+        const reply = await this.kernel.script(
           "presenceBeat",
-          this.#kernel.keys,
+          this.kernel.keys,
           {
             pid: this.#pid,
             lifetime: String(this.#lifetimeMs),
@@ -205,7 +207,7 @@ export class RedisPresence {
   }
 
   async #sweep(): Promise<void> {
-    const kernel = this.#kernel;
+    const kernel = this.kernel;
     try {
       for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
         const names = [...this.#touched].slice(0, BATCH);

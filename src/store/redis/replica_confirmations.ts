@@ -19,31 +19,18 @@ interface Next {
 
 /** One `WAIT` at a time, shared by every write answered before it is sent. */
 export class ReplicaConfirmations {
-  #connection: Pick<RedisConnection, "session" | "wait">;
-  #gate: CommandGate;
-  #replicas: number;
-  #timeoutMs: number;
   #waiting = false;
   #next: Next | undefined;
 
   constructor(
-    connection: Pick<RedisConnection, "session" | "wait">,
-    gate: CommandGate,
-    options: ConfirmationOptions,
-  ) {
-    this.#connection = connection;
-    this.#gate = gate;
-    this.#replicas = options.replicas;
-    this.#timeoutMs = options.timeoutMs;
-  }
-
-  get timeoutMs(): number {
-    return this.#timeoutMs;
-  }
+    private readonly connection: Pick<RedisConnection, "session" | "wait">,
+    private readonly gate: CommandGate,
+    readonly options: ConfirmationOptions,
+  ) {}
 
   /** False at the timeout, when unsent, and at once on another session (its `WAIT` would not count them). */
   confirm(session: number): Promise<boolean> {
-    if (session !== this.#connection.session) return Promise.resolve(false);
+    if (session !== this.connection.session) return Promise.resolve(false);
     if (!this.#waiting) return this.#send(session);
     if (this.#next?.session !== session) {
       this.#next?.confirmed.resolve(false);
@@ -53,12 +40,12 @@ export class ReplicaConfirmations {
   }
 
   #send(session: number): Promise<boolean> {
-    if (session !== this.#connection.session) return Promise.resolve(false);
+    if (session !== this.connection.session) return Promise.resolve(false);
     this.#waiting = true;
-    return this.#gate.read(() =>
-      this.#connection.wait(this.#replicas, this.#timeoutMs)
+    return this.gate.read(() =>
+      this.connection.wait(this.options.replicas, this.options.timeoutMs)
     ).then(
-      (held) => held >= this.#replicas,
+      (held) => held >= this.options.replicas,
       () => false,
     ).finally(() => {
       this.#waiting = false;

@@ -128,8 +128,6 @@ export interface SettledWritesOptions {
 
 /** Runs the write scripts of `scripts.ts`, settled. */
 export class SettledWrites {
-  #connection: RedisConnection;
-  #gate: CommandGate;
   #windowMs: number;
   #allowancePrefix: string;
   /** The start of this process's records' keys: random, so no two processes share one. */
@@ -150,12 +148,10 @@ export class SettledWrites {
 
   /** Writes through `gate` on `connection`. */
   constructor(
-    connection: RedisConnection,
-    gate: CommandGate,
+    private readonly connection: RedisConnection,
+    private readonly gate: CommandGate,
     options: SettledWritesOptions,
   ) {
-    this.#connection = connection;
-    this.#gate = gate;
     this.#windowMs = options.windowMs;
     // A client's rate-limit bucket: this, then its address.
     this.#allowancePrefix = `${options.prefix}allowance:`;
@@ -286,9 +282,9 @@ export class SettledWrites {
     const [script, keys, args] = write.call;
     let reply: unknown;
     try {
-      reply = await this.#gate.send(() => {
-        write.session = this.#connection.session;
-        return this.#connection.run(script, keys, args);
+      reply = await this.gate.send(() => {
+        write.session = this.connection.session;
+        return this.connection.run(script, keys, args);
       });
     } catch (error) {
       write.error = error;
@@ -329,7 +325,7 @@ export class SettledWrites {
     const left = this.#left(write, write.error);
     if (typeof left !== "number") return left;
     await this.#sleep(Math.min(50 * 2 ** write.attempts, 1000, left));
-    await this.#sleep(left, this.#connection.whenReady().catch(() => {}));
+    await this.#sleep(left, this.connection.whenReady().catch(() => {}));
     return "waited";
   }
 
@@ -340,14 +336,14 @@ export class SettledWrites {
     write.asks++;
     const asked = performance.now();
     if (await confirmations.confirm(write.session)) return "confirmed";
-    if (write.session !== this.#connection.session) {
+    if (write.session !== this.connection.session) {
       write.error = undefined;
       return "lost";
     }
     const left = this.#left(write, undefined);
     if (typeof left !== "number") return left;
     // A WAIT that could not be sent answers at once: do not spin.
-    write.nap = performance.now() - asked < confirmations.timeoutMs / 2
+    write.nap = performance.now() - asked < confirmations.options.timeoutMs / 2
       ? Math.min(50 * 2 ** write.asks, 1000, left)
       : 0;
     return "unconfirmed";
@@ -403,7 +399,7 @@ export class SettledWrites {
     if (this.#unneeded.length === 0) return;
     const keys = this.#unneeded.splice(0);
     try {
-      await this.#gate.read(() => this.#connection.unlink(keys));
+      await this.gate.read(() => this.connection.unlink(keys));
     } catch (error) {
       this.#unneeded.push(...keys);
       throw error;
