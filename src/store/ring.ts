@@ -1,6 +1,5 @@
-/** A fixed-size ring: inserting costs the same at any count. @module */
+/** A fixed-size ring, newest overwriting oldest: inserting costs the same at any count. @module */
 
-/** A fixed-capacity ring of strings, newest overwriting oldest. */
 export class Ring {
   #items: string[];
   #next = 0;

@@ -4,16 +4,15 @@
  * @module
  */
 
-/** A change as a notice tells it. */
+import type { StoreEvent } from "../store.ts";
+
+/**
+ * A change as listeners hear it, or one only the store hears of: a user
+ * registered (copies drop), a client that failed to authenticate too often.
+ */
 export type Notice =
-  | { kind: "message"; id: number; json: string }
-  | { kind: "quote"; quote: string }
+  | Exclude<StoreEvent, { kind: "reset" }>
   | { kind: "registered" }
-  | { kind: "removed"; name: string }
-  /** Online in some process now, where it was in none. */
-  | { kind: "online"; name: string }
-  | { kind: "offline"; name: string }
-  /** A client that failed to authenticate too often, and how long it must wait. */
   | { kind: "limited"; client: string; waitMs: number };
 
 /** `undefined` when not a notice of this version (another may share the channel). */
@@ -37,9 +36,10 @@ export function decodeNotice(text: string): Notice | undefined {
     case "quote":
       return { kind: "quote", quote: rest };
     case "removed":
+      return { kind: "unregistered", name: rest };
     case "online":
     case "offline":
-      return { kind, name: rest };
+      return { kind: "presence", name: rest, online: kind === "online" };
     case "limited": {
       const space = rest.indexOf(" ");
       const waitMs = Number(rest.slice(0, space));

@@ -9,7 +9,6 @@ import type {
   StoreEvent,
   StoreHealth,
 } from "../store.ts";
-import type { Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
 import { CommandGate, type GateOptions } from "./command_gate.ts";
@@ -60,7 +59,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   readonly gate: CommandGate;
   readonly writes: SettledWrites;
   readonly keys: ReturnType<typeof keysOf>;
-  readonly subscription: Subscription;
   #epoch = 0;
   #subscribed = false;
   /** A sequence Redis lost goes on above it (docs/redis.md, "Faults"). */
@@ -84,10 +82,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
       windowMs: options.timeoutMs,
       replicas: options.replicas,
     });
-    this.subscription = {
-      live: () => this.#subscribed && this.subscriber.isReady,
-      epoch: () => this.#epoch,
-    };
   }
 
   /** A failed check is tried again at the next. */
@@ -104,7 +98,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     return this.gate.read(() => send(this.client));
   }
 
-  /** Reads with script `name`, its keys and arguments by name. */
   script<N extends ScriptName>(
     name: N,
     keys: Record<KeysOf<N>, string>,
@@ -198,20 +191,24 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     if (notice === undefined) return;
     if (notice.kind === "message") this.sawId(notice.id);
     for (const hear of this.#hearers) hear(notice);
-    const event = eventOf(notice);
-    if (event !== undefined) this.#listeners.emit(event);
+    if (notice.kind !== "registered" && notice.kind !== "limited") {
+      this.#listeners.emit(notice);
+    }
   }
 
   subscribe(listener: (event: StoreEvent) => void): () => void {
     return this.#listeners.subscribe(listener);
   }
 
+  /** `undefined` while not subscribed: changes may be missed. */
   subscriptionEpoch(): number | undefined {
-    return this.subscription.live() ? this.#epoch : undefined;
+    return this.#subscribed && this.subscriber.isReady
+      ? this.#epoch
+      : undefined;
   }
 
   async isReady(): Promise<Readiness> {
-    if (!this.subscription.live()) {
+    if (this.subscriptionEpoch() === undefined) {
       return notReady("no subscription: this process cannot hear of changes");
     }
     try {
@@ -246,22 +243,4 @@ function readinessReason(error: unknown): string {
   if (refused === undefined) return `unreachable: ${message}`;
   return REFUSALS.get(refused) ??
     `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
-}
-
-/** `registered` only drops copies. */
-function eventOf(notice: Notice): StoreEvent | undefined {
-  switch (notice.kind) {
-    case "message":
-    case "quote":
-      return notice;
-    case "removed":
-      return { kind: "unregistered", name: notice.name };
-    case "online":
-    case "offline":
-      return {
-        kind: "presence",
-        name: notice.name,
-        online: notice.kind === "online",
-      };
-  }
 }

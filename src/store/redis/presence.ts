@@ -52,9 +52,9 @@ export class RedisPresence {
     forget?: number,
   ) {
     this.#lifetimeMs = 2 * heartbeatMs;
-    this.#online = new LocalCopy(kernel.subscription);
+    this.#online = new LocalCopy(kernel);
     kernel.onNotice(({ kind }) => {
-      if (kind === "removed" || kind === "online" || kind === "offline") {
+      if (kind === "unregistered" || kind === "presence") {
         this.#online.changed();
       }
     });

@@ -127,13 +127,13 @@ export class RedisStore implements Store {
       heartbeatMs,
       limits.forgetUsersAfter,
     );
-    this.#userList = new LocalCopy(kernel.subscription);
-    this.#tokens = new KeptTokens(kernel.subscription);
-    this.#newest = new LocalCopy(kernel.subscription);
-    this.#quote = new LocalCopy(kernel.subscription);
+    this.#userList = new LocalCopy(kernel);
+    this.#tokens = new KeptTokens(kernel);
+    this.#newest = new LocalCopy(kernel);
+    this.#quote = new LocalCopy(kernel);
     kernel.onNotice((notice) => {
-      if (notice.kind === "removed") this.#tokens.forget(notice.name);
-      if (notice.kind === "removed" || notice.kind === "registered") {
+      if (notice.kind === "unregistered") this.#tokens.forget(notice.name);
+      if (notice.kind === "unregistered" || notice.kind === "registered") {
         this.#userList.changed();
       }
       if (notice.kind === "message") this.#newest.changed();

@@ -94,7 +94,6 @@ function write<
     >;
 }
 
-/** Every script, by name. */
 export const SCRIPTS = {
   ...write("register", {
     keys: ["users", "order", "userSequence", "channel", "touched", "looks"],
@@ -181,17 +180,14 @@ export const SCRIPTS = {
   }),
 } as const;
 
-/** The name of one of {@linkcode SCRIPTS}. */
 export type ScriptName = keyof typeof SCRIPTS;
 
 /** The settled writes: each has a rate-limited twin, `<name>Limited`. */
 export type WriteName = "register" | "remove" | "addMessage" | "setQuote";
 
-/** The key names of script `N`. */
 export type KeysOf<N extends ScriptName> = typeof SCRIPTS[N] extends
   Script<infer K, string> ? K : never;
 
-/** The argument names of script `N`. */
 export type ArgsOf<N extends ScriptName> = typeof SCRIPTS[N] extends
   Script<string, infer A> ? A : never;
 

@@ -116,7 +116,6 @@ interface Period {
   used: boolean;
 }
 
-/** Options of {@linkcode SettledWrites}. */
 export interface SettledWritesOptions {
   /** Prepended to the record set's key. */
   prefix: string;
@@ -146,7 +145,6 @@ export class SettledWrites {
   /** Writes in `unconfirmed` (ran, not yet held by the replicas): while any, new writes are refused. */
   #unconfirmed = 0;
 
-  /** Writes through `gate` on `connection`. */
   constructor(
     private readonly connection: RedisConnection,
     private readonly gate: CommandGate,
