@@ -296,64 +296,6 @@ async function connectDirect(
   link.up("connection restored");
 }
 
-/** Tries the named addresses in turn; throws, saying why, when none is the master yet. */
-async function openMaster(
-  link: Link,
-  options: ConnectionOptions,
-  address: SentinelAddress,
-): Promise<{ client: Client; master: HostPort }> {
-  let failure: unknown;
-  for (const master of await locateMasters(address)) {
-    try {
-      return { client: await openNode(link, options, address, master), master };
-    } catch (error) {
-      failure = error;
-    }
-  }
-  throw failure;
-}
-
-async function openNode(
-  link: Link,
-  options: ConnectionOptions,
-  address: SentinelAddress,
-  master: HostPort,
-): Promise<Client> {
-  const client = newClient({
-    socket: {
-      host: master.host,
-      port: master.port,
-      connectTimeout: options.connectTimeoutMs,
-      // The master may have moved: ask the sentinels before trying the same address.
-      reconnectStrategy: false,
-    },
-    database: address.database,
-    username: address.username,
-    password: address.password,
-  });
-  // Until the client is adopted, its failures are this function's.
-  client.on("error", () => {});
-  link.opening = client;
-  try {
-    await client.connect();
-    const [role] = await client.sendCommand(["ROLE"]) as [string];
-    if (role !== "master") {
-      throw new Error(
-        `${master.host}:${master.port} is a ${role}, not the master`,
-      );
-    }
-    for (const [channel, listener] of link.subscriptions) {
-      await client.subscribe(channel, listener);
-    }
-  } catch (error) {
-    client.destroy();
-    throw error;
-  } finally {
-    link.opening = undefined;
-  }
-  return client;
-}
-
 /** The link is on a watched master, or relocating to the next: `lose` and `adopt` move it. */
 class MasterFollower {
   #relocating = false;
@@ -374,7 +316,7 @@ class MasterFollower {
     if (!this.#relocating) this.link.track(this.relocate());
   }
 
-  adopt({ client, master }: Awaited<ReturnType<typeof openMaster>>): void {
+  adopt({ client, master }: { client: Client; master: HostPort }): void {
     const at = `${master.host}:${master.port}`;
     client.on(
       "error",
@@ -421,11 +363,53 @@ class MasterFollower {
     return this.#find(performance.now() + this.options.connectTimeoutMs);
   }
 
+  /** Tries the named addresses in turn; throws, saying why, when none is the master yet. */
+  async #open(): Promise<{ client: Client; master: HostPort }> {
+    const { link, options, address } = this;
+    let failure: unknown;
+    for (const master of await locateMasters(address)) {
+      const client = newClient({
+        socket: {
+          host: master.host,
+          port: master.port,
+          connectTimeout: options.connectTimeoutMs,
+          // The master may have moved: ask the sentinels before trying the same address.
+          reconnectStrategy: false,
+        },
+        database: address.database,
+        username: address.username,
+        password: address.password,
+      });
+      // Until the client is adopted, its failures are this function's.
+      client.on("error", () => {});
+      link.opening = client;
+      try {
+        await client.connect();
+        const [role] = await client.sendCommand(["ROLE"]) as [string];
+        if (role !== "master") {
+          throw new Error(
+            `${master.host}:${master.port} is a ${role}, not the master`,
+          );
+        }
+        for (const [channel, listener] of link.subscriptions) {
+          await client.subscribe(channel, listener);
+        }
+        return { client, master };
+      } catch (error) {
+        client.destroy();
+        failure = error;
+      } finally {
+        link.opening = undefined;
+      }
+    }
+    throw failure;
+  }
+
   /** Past `deadline`, throws saying why. */
   async #find(deadline = Infinity): Promise<void> {
     for (let round = 0; !this.link.closed; round++) {
       try {
-        const opened = await openMaster(this.link, this.options, this.address);
+        const opened = await this.#open();
         if (this.link.closed) opened.client.destroy();
         else this.adopt(opened);
         return;

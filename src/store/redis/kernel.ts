@@ -62,7 +62,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   #epoch = 0;
   #subscribed = false;
   /** A sequence Redis lost goes on above it (docs/redis.md, "Faults"). */
-  #highestId = 0;
+  highestId = 0;
   /** A Redis emptied under the service loses it. */
   #generation: string | null = null;
   #checker: ReturnType<typeof setInterval> | undefined;
@@ -113,11 +113,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   }
 
   sawId(id: number): void {
-    if (id > this.#highestId) this.#highestId = id;
-  }
-
-  get highestId(): number {
-    return this.#highestId;
+    if (id > this.highestId) this.highestId = id;
   }
 
   /** Reads Redis's clock (for the fences) and newest id, removes stale records, adopts a lost generation anew. */
@@ -130,8 +126,8 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
         await this.script("check", this.keys, {}),
       );
       this.writes.observeClock(redisNow, before, Date.now());
-      if (newestId < this.#highestId) {
-        const floor = String(this.#highestId);
+      if (newestId < this.highestId) {
+        const floor = String(this.highestId);
         await this.script("raiseSequence", this.keys, { floor });
       }
       this.sawId(newestId);

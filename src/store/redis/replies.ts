@@ -95,10 +95,7 @@ export function recentMessages(
   return {
     messages,
     newestId,
-    missed: Math.max(
-      0,
-      Math.min(newestId - afterId, firstRetained - 1 - afterId),
-    ),
+    missed: Math.max(0, Math.min(newestId, firstRetained - 1) - afterId),
   };
 }
 
