@@ -25,13 +25,9 @@ export function decodeNotice(text: string): Notice | undefined {
   const rest = text.slice(colon + 1);
   switch (kind) {
     case "message": {
-      const space = rest.indexOf(" ");
-      if (space === -1 || !/^[1-9]\d{0,15}$/.test(rest.slice(0, space))) {
-        return undefined;
-      }
-      const id = Number(rest.slice(0, space));
+      const id = Number(/^[1-9]\d{0,15}(?= )/.exec(rest)?.[0]);
       if (!Number.isSafeInteger(id)) return undefined;
-      return { kind: "message", id, json: rest.slice(space + 1) };
+      return { kind: "message", id, json: rest.slice(String(id).length + 1) };
     }
     case "quote":
       return { kind: "quote", quote: rest };

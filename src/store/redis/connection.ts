@@ -73,6 +73,16 @@ function newClient(
 
 type Client = ReturnType<typeof newClient>;
 
+/** Start-up's one line, without the password. */
+function unreachable(doing: string, url: string, cause: unknown) {
+  return new StoreUnavailableError(
+    `cannot ${doing} at ${redactUrl(url)}: ${
+      (cause as Error)?.message || cause
+    }`,
+    { cause },
+  );
+}
+
 /** `closed` is final. */
 type LinkState = "starting" | "up" | "down" | "closed";
 
@@ -284,12 +294,7 @@ async function connectDirect(
     await client.connect();
   } catch (error) {
     client.destroy();
-    throw new StoreUnavailableError(
-      `cannot connect to Redis at ${redactUrl(options.url)}: ${
-        (error as Error).message || error
-      }`,
-      { cause: error },
-    );
+    throw unreachable("connect to Redis", options.url, error);
   }
   started = true;
   link.client = client;
@@ -415,11 +420,10 @@ class MasterFollower {
         return;
       } catch (failure) {
         if (performance.now() >= deadline) {
-          throw new StoreUnavailableError(
-            `cannot find the Redis master through Sentinel at ${
-              redactUrl(this.options.url)
-            }: ${(failure as Error)?.message || failure}`,
-            { cause: failure },
+          throw unreachable(
+            "find the Redis master through Sentinel",
+            this.options.url,
+            failure,
           );
         }
         await this.link.pause(

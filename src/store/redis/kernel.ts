@@ -84,9 +84,23 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     });
   }
 
-  /** A failed check is tried again at the next. */
+  /** Subscribes, then checks every second; a failed check is tried again at the next. */
   async start(): Promise<void> {
-    await this.#listen();
+    // Every (re)connection starts an epoch: copies taken before may have missed a change.
+    this.subscriber.onReady(() => {
+      this.#epoch++;
+      this.#subscribed = true;
+    });
+    // Changes may be missed from now on: readers must start again.
+    this.subscriber.onLost(() => {
+      this.#subscribed = false;
+      this.#listeners.emit({ kind: "reset" });
+    });
+    await this.subscriber.subscribe(
+      this.keys.channel,
+      (text: string) => this.#notice(text),
+    );
+    this.#subscribed = true;
     await this.check();
     this.#checker = setInterval(
       () => this.check().catch(() => {}),
@@ -162,24 +176,6 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
       this.check().catch(() => {});
     }
     return value;
-  }
-
-  async #listen(): Promise<void> {
-    // Every (re)connection starts an epoch: copies taken before may have missed a change.
-    this.subscriber.onReady(() => {
-      this.#epoch++;
-      this.#subscribed = true;
-    });
-    // Changes may be missed from now on: readers must start again.
-    this.subscriber.onLost(() => {
-      this.#subscribed = false;
-      this.#listeners.emit({ kind: "reset" });
-    });
-    await this.subscriber.subscribe(
-      this.keys.channel,
-      (text: string) => this.#notice(text),
-    );
-    this.#subscribed = true;
   }
 
   #notice(text: string): void {

@@ -11,16 +11,13 @@ export type CommandOutcome = "unsent" | "refused" | "unknown";
 
 /** Answered 503 unless a write must first be settled. */
 export class CommandFailed extends StoreUnavailableError {
-  readonly outcome: CommandOutcome;
-
   constructor(
-    outcome: CommandOutcome,
+    readonly outcome: CommandOutcome,
     message: string,
     options?: ErrorOptions,
   ) {
     super(message, options);
     this.name = "CommandFailed";
-    this.outcome = outcome;
   }
 }
 

@@ -298,7 +298,14 @@ export class RedisStore implements Store {
     const waitMs = this.#knownAuthWait(client, rate);
     if (waitMs > 0) return { waitMs };
     if (!this.#authLocal.tracks(client)) return FREE_TRY;
-    return this.#judgeAuth(client, rate, credential);
+    return this.#runAuth(client, rate, credential).then((answer) => {
+      // Redis did not answer: the caller checks, as this process alone would.
+      if (answer === undefined) return FREE_TRY;
+      const [verdict, waitMs] = answer;
+      if (verdict === -1) return { waitMs: Math.max(1, waitMs) };
+      if (verdict === 0) this.#authLocal.take(client, rate);
+      return { waitMs: 0, verdict: verdict === 1 };
+    });
   }
 
   /** Counted in Redis, shared by every process. */
@@ -314,20 +321,6 @@ export class RedisStore implements Store {
         ? 0
         : Math.max(1, answer[1])
     );
-  }
-
-  async #judgeAuth(
-    client: string,
-    rate: RateLimit,
-    credential: Presented,
-  ): Promise<AuthTry> {
-    const answer = await this.#runAuth(client, rate, credential);
-    // Redis did not answer: the caller checks, as this process alone would.
-    if (answer === undefined) return FREE_TRY;
-    const [verdict, waitMs] = answer;
-    if (verdict === -1) return { waitMs: Math.max(1, waitMs) };
-    if (verdict === 0) this.#authLocal.take(client, rate);
-    return { waitMs: 0, verdict: verdict === 1 };
   }
 
   #authWaitFor(client: string, waitMs: number): void {

@@ -64,8 +64,7 @@ function script<const K extends string, const A extends string>(
   return { ...declared, source: [...locals, ...lua].join("\n") };
 }
 
-/** The keys and arguments every settled write takes before its own. */
-const SETTLED_KEYS = ["records"] as const;
+/** The arguments every settled write takes before its own, after its `records` key. */
 const SETTLED_ARGS = ["writeNumber", "fence", "expiry"] as const;
 export type SettledArg = typeof SETTLED_ARGS[number];
 
@@ -75,7 +74,7 @@ function write<
   const K extends string,
   const A extends string,
 >(name: N, declared: Declaration<K, A>) {
-  const keys = [...SETTLED_KEYS, ...declared.keys] as const;
+  const keys = ["records", ...declared.keys] as const;
   const args = [...SETTLED_ARGS, ...declared.args] as const;
   const [body, ...libraries] = [...declared.lua].reverse();
   const before = [clock, notices, ...libraries.reverse(), settled];

@@ -32,14 +32,9 @@ async function ask(
       SENTINEL_TIMEOUT_MS,
     );
   });
-  const answer = (async () => {
-    await client.connect();
-    return await client.sendCommand([
-      "SENTINEL",
-      "GET-MASTER-ADDR-BY-NAME",
-      masterName,
-    ]);
-  })();
+  const answer = client.connect().then(() =>
+    client.sendCommand(["SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName])
+  );
   // Once too late, its failure (the client destroyed) goes nowhere.
   answer.catch(() => {});
   try {
