@@ -49,9 +49,6 @@ import { type RateLimit, TokenBuckets } from "../token_buckets.ts";
 /** How many clients waiting to authenticate are remembered at most; past it the oldest is forgotten. */
 const MAX_WAITING = 100_000;
 
-/** A credential as the scripts compare it: the name and its token's digest. */
-type Presented = { name: string; digest: string } | null;
-
 /**
  * Options of {@linkcode RedisStore.connect}.
  *
@@ -341,13 +338,14 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Runs `authCheck` for a credential, else `authFailure`: `[verdict or
-   * counted, wait]`, or `undefined` when Redis did not answer.
+   * Runs `authCheck` for a credential (a name and its token's digest), else
+   * `authFailure`: `[verdict or counted, wait]`, or `undefined` when Redis
+   * did not answer.
    */
   async #runAuth(
     client: string,
     rate: RateLimit,
-    credential: Presented | undefined,
+    credential: { name: string; digest: string } | null | undefined,
   ): Promise<[number, number] | undefined> {
     const keys = this.#kernel.keys;
     const script = credential === undefined ? "authFailure" : "authCheck";

@@ -7,25 +7,17 @@
 import type { CommandGate } from "./command_gate.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 
-export interface ConfirmationOptions {
-  replicas: number;
-  timeoutMs: number;
-}
-
-interface Next {
-  session: number;
-  confirmed: PromiseWithResolvers<boolean>;
-}
-
 /** One `WAIT` at a time, shared by every write answered before it is sent. */
 export class ReplicaConfirmations {
   #waiting = false;
-  #next: Next | undefined;
+  #next: (PromiseWithResolvers<boolean> & { session: number }) | undefined;
 
+  /** Each `WAIT` asks for `replicas`, within `timeoutMs`. */
   constructor(
     private readonly connection: Pick<RedisConnection, "session" | "wait">,
     private readonly gate: CommandGate,
-    readonly options: ConfirmationOptions,
+    private readonly replicas: number,
+    readonly timeoutMs: number,
   ) {}
 
   /** False at the timeout, when unsent, and at once on another session (its `WAIT` would not count them). */
@@ -33,25 +25,25 @@ export class ReplicaConfirmations {
     if (session !== this.connection.session) return Promise.resolve(false);
     if (!this.#waiting) return this.#send(session);
     if (this.#next?.session !== session) {
-      this.#next?.confirmed.resolve(false);
-      this.#next = { session, confirmed: Promise.withResolvers<boolean>() };
+      this.#next?.resolve(false);
+      this.#next = { ...Promise.withResolvers<boolean>(), session };
     }
-    return this.#next.confirmed.promise;
+    return this.#next.promise;
   }
 
   #send(session: number): Promise<boolean> {
     if (session !== this.connection.session) return Promise.resolve(false);
     this.#waiting = true;
     return this.gate.read(() =>
-      this.connection.wait(this.options.replicas, this.options.timeoutMs)
+      this.connection.wait(this.replicas, this.timeoutMs)
     ).then(
-      (held) => held >= this.options.replicas,
+      (held) => held >= this.replicas,
       () => false,
     ).finally(() => {
       this.#waiting = false;
       const next = this.#next;
       this.#next = undefined;
-      if (next) next.confirmed.resolve(this.#send(next.session));
+      if (next) next.resolve(this.#send(next.session));
     });
   }
 }

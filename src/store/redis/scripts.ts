@@ -190,22 +190,7 @@ export type KeysOf<N extends ScriptName> = typeof SCRIPTS[N] extends
 export type ArgsOf<N extends ScriptName> = typeof SCRIPTS[N] extends
   Script<string, infer A> ? A : never;
 
-/**
- * A call of script `name`: its KEYS and ARGV in declared order, then `rest`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { callOf } from "./scripts.ts";
- * assert.deepEqual(
- *   callOf("recent", { sequence: "lms:seq", messages: "lms:history" }, {
- *     limit: "5",
- *     afterId: "0",
- *   }),
- *   ["recent", ["lms:history", "lms:seq"], ["0", "5"]],
- * );
- * ```
- */
+/** A call of script `name`: its KEYS and ARGV in declared order, then `rest`. */
 export function callOf<N extends ScriptName>(
   name: N,
   keys: Record<KeysOf<N>, string>,

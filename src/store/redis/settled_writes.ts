@@ -104,16 +104,16 @@ class Write {
   ) {}
 }
 
-/** A second of writes: where their records go, how many are unsettled, the latest fence given. */
-interface Period {
-  /** The hash of their records. */
-  key: string;
-  unsettled: number;
-  lastFence: number;
+/** A second of writes: where their records go (`key`), how many are unsettled, the latest fence given. */
+class Period {
+  unsettled = 0;
+  lastFence = 0;
   /** Whether a write has set the hash's expiry (then the next need not). */
-  expires: boolean;
+  expires = false;
   /** Whether any write was sent: else there is nothing to delete. */
-  used: boolean;
+  used = false;
+
+  constructor(readonly key: string) {}
 }
 
 export interface SettledWritesOptions {
@@ -127,14 +127,12 @@ export interface SettledWritesOptions {
 
 /** Runs the write scripts of `scripts.ts`, settled. */
 export class SettledWrites {
-  #windowMs: number;
-  #allowancePrefix: string;
   /** The start of this process's records' keys: random, so no two processes share one. */
   readonly records: string;
   #next = 0;
   #periodCount = 0;
   /** One period per check, oldest first; new writes go in the last. */
-  #periods: Period[];
+  #periods: Period[] = [];
   /** Keys of records nothing can ask for any more, to delete. */
   #unneeded: string[] = [];
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
@@ -148,35 +146,24 @@ export class SettledWrites {
   constructor(
     private readonly connection: RedisConnection,
     private readonly gate: CommandGate,
-    options: SettledWritesOptions,
+    private readonly options: SettledWritesOptions,
   ) {
-    this.#windowMs = options.windowMs;
-    // A client's rate-limit bucket: this, then its address.
-    this.#allowancePrefix = `${options.prefix}allowance:`;
     const id = crypto.getRandomValues(new Uint8Array(8)).reduce(
       (hex, byte) => hex + byte.toString(16).padStart(2, "0"),
       "",
     );
     this.records = `${options.prefix}writes:${id}:`;
-    this.#periods = [this.#period()];
+    this.#periods.push(new Period(this.records + this.#periodCount++));
     if ((options.replicas ?? 0) > 0) {
       // A WAIT holds up the reads queued behind it on the connection, so
       // it waits at most a quarter of what a read may wait.
-      this.#confirmations = new ReplicaConfirmations(connection, gate, {
-        replicas: options.replicas!,
-        timeoutMs: Math.max(1, Math.floor(options.windowMs / 4)),
-      });
+      this.#confirmations = new ReplicaConfirmations(
+        connection,
+        gate,
+        options.replicas!,
+        Math.max(1, Math.floor(options.windowMs / 4)),
+      );
     }
-  }
-
-  #period(): Period {
-    return {
-      key: this.records + this.#periodCount++,
-      unsettled: 0,
-      lastFence: 0,
-      expires: false,
-      used: false,
-    };
   }
 
   /** Takes a reading of Redis's clock, `redisNow`, made between our `sentAt` and `repliedAt` (Date.now()). */
@@ -204,7 +191,7 @@ export class SettledWrites {
     }
     const period = this.#periods.at(-1)!;
     const fence = Math.floor(
-      Date.now() + this.#clock.offset + this.#windowMs,
+      Date.now() + this.#clock.offset + this.options.windowMs,
     );
     if (fence > period.lastFence) period.lastFence = fence;
     const head = {
@@ -220,7 +207,8 @@ export class SettledWrites {
         `${script}Limited`,
         {
           ...all,
-          bucket: this.#allowancePrefix + allowance.client,
+          // A client's rate-limit bucket.
+          bucket: `${this.options.prefix}allowance:${allowance.client}`,
         } as Record<KeysOf<`${N}Limited`>, string>,
         {
           ...head,
@@ -341,7 +329,7 @@ export class SettledWrites {
     const left = this.#left(write, undefined);
     if (typeof left !== "number") return left;
     // A WAIT that could not be sent answers at once: do not spin.
-    write.nap = performance.now() - asked < confirmations.options.timeoutMs / 2
+    write.nap = performance.now() - asked < confirmations.timeoutMs / 2
       ? Math.min(50 * 2 ** write.asks, 1000, left)
       : 0;
     return "unconfirmed";
@@ -381,7 +369,7 @@ export class SettledWrites {
 
   /** Starts a new period and deletes the records of settled periods whose fences have passed. */
   async tick(): Promise<void> {
-    const current = this.#period();
+    const current = new Period(this.records + this.#periodCount++);
     this.#periods.push(current);
     const passed = Date.now() + this.#clock.offset - this.#clock.error -
       FENCE_GRACE_MS;
