@@ -12,7 +12,7 @@ import type {
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
 import { CommandGate, type GateOptions } from "./command_gate.ts";
-import { SettledWrites } from "./settled_writes.ts";
+import { SettledWrites, type SettledWritesOptions } from "./settled_writes.ts";
 import { decodeNotice, type Notice } from "./change_notice.ts";
 import {
   type ArgsOf,
@@ -50,10 +50,7 @@ function keysOf(prefix: string) {
 
 const CHECK_INTERVAL_MS = 1000;
 
-export interface KernelOptions extends GateOptions {
-  prefix: string;
-  replicas: number;
-}
+export type KernelOptions = GateOptions & SettledWritesOptions;
 
 export class RedisKernel implements ChangeFeed, StoreHealth {
   readonly gate: CommandGate;
@@ -77,11 +74,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   ) {
     this.keys = keysOf(options.prefix);
     this.gate = new CommandGate(client, options);
-    this.writes = new SettledWrites(client, this.gate, {
-      prefix: options.prefix,
-      windowMs: options.timeoutMs,
-      replicas: options.replicas,
-    });
+    this.writes = new SettledWrites(client, this.gate, options);
   }
 
   /** Subscribes, then checks every second; a failed check is tried again at the next. */

@@ -119,8 +119,8 @@ class Period {
 export interface SettledWritesOptions {
   /** Prepended to the record set's key. */
   prefix: string;
-  /** How long after it is sent a write may still apply: its fence. */
-  windowMs: number;
+  /** How long after it is sent a write may still apply (its fence): the command timeout. */
+  timeoutMs: number;
   /** How many replicas must hold a write before it is answered (`WAIT`); 0, the default, answers at once. */
   replicas?: number;
 }
@@ -161,7 +161,7 @@ export class SettledWrites {
         connection,
         gate,
         options.replicas!,
-        Math.max(1, Math.floor(options.windowMs / 4)),
+        Math.max(1, Math.floor(options.timeoutMs / 4)),
       );
     }
   }
@@ -191,7 +191,7 @@ export class SettledWrites {
     }
     const period = this.#periods.at(-1)!;
     const fence = Math.floor(
-      Date.now() + this.#clock.offset + this.options.windowMs,
+      Date.now() + this.#clock.offset + this.options.timeoutMs,
     );
     if (fence > period.lastFence) period.lastFence = fence;
     const head = {

@@ -99,7 +99,7 @@ async function confirmedWrites(master: RedisServer) {
   const prefix = `confirmed:${crypto.randomUUID()}:`;
   const writes = new SettledWrites(connection, gate, {
     prefix,
-    windowMs: 1000,
+    timeoutMs: 1000,
     replicas: 1,
   });
   const now = Date.now();
