@@ -5,10 +5,10 @@
 
 import { lookOf } from "../identity/name_skeleton.ts";
 import { ChangeListeners } from "./change_listeners.ts";
-import { MemoryPresence } from "./memory_presence.ts";
 import {
   type Allowance,
   type AuthTry,
+  forgetSweepMs,
   FREE_TRY,
   INITIAL_QUOTE,
   type MessagePage,
@@ -54,23 +54,26 @@ export class MemoryStore implements Store {
   #listeners = new ChangeListeners();
   #buckets = new TokenBuckets();
   #authFailures = new TokenBuckets();
-  #presence: MemoryPresence;
+  #online = new Set<string>();
+  /** Last activity when forgetting, oldest first, so a sweep stops at the first not idle. */
+  #active = new Map<string, number>();
+  #forgetAfterMs: number | undefined;
+  #sweeper: ReturnType<typeof setInterval> | undefined;
 
   /** Makes an empty store with the given limits. */
   constructor(limits: StoreLimits = {}) {
     const { history, maxUsers, forgetUsersAfter } = resolveLimits(limits);
     this.#messages = new Ring(history);
     this.#maxUsers = maxUsers;
-    this.#presence = new MemoryPresence(
-      (event) => this.#listeners.emit(event),
-      forgetUsersAfter === undefined ? undefined : {
-        afterSeconds: forgetUsersAfter,
-        unregister: (name) => this.#unregister(name),
-      },
-    );
+    if (forgetUsersAfter !== undefined) {
+      this.#forgetAfterMs = forgetUsersAfter * 1000;
+      this.#sweeper = setInterval(
+        () => this.#sweep(),
+        forgetSweepMs(forgetUsersAfter),
+      );
+    }
   }
 
-  /** Stores the user unless taken or full. */
   registerUser(
     name: string,
     token: string,
@@ -84,16 +87,14 @@ export class MemoryStore implements Store {
     this.#looks.add(look);
     this.#users.set(name, token);
     this.#userList = undefined;
-    this.#presence.active(name);
+    this.#noteActive(name);
     return "registered";
   }
 
-  /** The token of `name`, if registered. */
   tokenOf(name: string): string | undefined {
     return this.#users.get(name);
   }
 
-  /** Removes `name` while its token is still `token`. */
   removeUser(name: string, token: string, allowance?: Allowance): boolean {
     this.#spend(allowance);
     if (this.#users.get(name) !== token) return false;
@@ -106,7 +107,8 @@ export class MemoryStore implements Store {
     this.#users.delete(name);
     this.#looks.delete(lookOf(name));
     this.#userList = undefined;
-    this.#presence.removed(name);
+    this.#online.delete(name);
+    this.#active.delete(name);
     this.#listeners.emit({ kind: "unregistered", name });
   }
 
@@ -115,32 +117,48 @@ export class MemoryStore implements Store {
     return this.#userList ??= [...this.#users.keys()];
   }
 
-  /** How many users are registered. */
   userCount(): number {
     return this.#users.size;
   }
 
-  /** Marks a registered `name` online. */
   userOnline(name: string): void {
-    if (this.#users.has(name)) this.#presence.online(name);
+    if (!this.#users.has(name) || this.#online.has(name)) return;
+    this.#online.add(name);
+    this.#listeners.emit({ kind: "presence", name, online: true });
   }
 
-  /** Marks `name` offline. */
+  /** Its idle time starts now. */
   userOffline(name: string): void {
-    this.#presence.offline(name);
+    if (!this.#online.delete(name)) return;
+    this.#noteActive(name);
+    this.#listeners.emit({ kind: "presence", name, online: false });
   }
 
-  /** The online names, in registration order. */
   onlineUsers(): readonly string[] {
-    return this.listUsers().filter((name) => this.#presence.isOnline(name));
+    return this.listUsers().filter((name) => this.#online.has(name));
   }
 
-  /** Notes that `name` was active, when forgetting. */
   touchUser(name: string): void {
-    if (this.#users.has(name)) this.#presence.active(name);
+    if (this.#users.has(name)) this.#noteActive(name);
   }
 
-  /** Inserts a message as the newest and answers its id. */
+  #noteActive(name: string): void {
+    if (this.#forgetAfterMs === undefined) return;
+    this.#active.delete(name);
+    this.#active.set(name, performance.now());
+  }
+
+  #sweep(): void {
+    const idleSince = performance.now() - this.#forgetAfterMs!;
+    for (let left = this.#active.size; left > 0; left--) {
+      const [name, last] = this.#active.entries().next().value!;
+      if (last > idleSince) return;
+      // Online counts as active: moved to the end, out of the sweep's way.
+      if (this.#online.has(name)) this.#noteActive(name);
+      else this.#unregister(name);
+    }
+  }
+
   addMessage(message: string, allowance?: Allowance): number {
     this.#spend(allowance);
     this.#messages.push(message);
@@ -150,7 +168,6 @@ export class MemoryStore implements Store {
     return id;
   }
 
-  /** The retained messages with an id above `afterId`, oldest first. */
   recentMessages(afterId: number, limit = Infinity): RecentMessages {
     const retained = this.#messages.size;
     const firstRetained = this.#lastId - retained + 1;
@@ -167,7 +184,6 @@ export class MemoryStore implements Store {
     };
   }
 
-  /** A page of the retained messages below `before`, newest first. */
   olderMessages(before: number | undefined, limit: number): MessagePage {
     const firstRetained = this.#lastId - this.#messages.size + 1;
     const top = Math.min(this.#lastId, (before ?? Infinity) - 1);
@@ -181,7 +197,6 @@ export class MemoryStore implements Store {
     };
   }
 
-  /** Tells `listener` of every change from now on. */
   subscribe(listener: (event: StoreEvent) => void): () => void {
     return this.#listeners.subscribe(listener);
   }
@@ -191,20 +206,17 @@ export class MemoryStore implements Store {
     return 0;
   }
 
-  /** The newest `limit` messages, newest first: the same array until a message is added. */
   newestMessages(limit: number): readonly string[] {
     if (this.#newest?.limit !== limit) {
-      this.#newest = { limit, messages: this.#messages.newest(limit) };
+      this.#newest = { limit, messages: this.#messages.newestAfter(0, limit) };
     }
     return this.#newest.messages;
   }
 
-  /** The current quote. */
   getQuote(): string {
     return this.#quote;
   }
 
-  /** Replaces the quote. */
   setQuote(quote: string, allowance?: Allowance): void {
     this.#spend(allowance);
     this.#quote = quote;
@@ -224,19 +236,17 @@ export class MemoryStore implements Store {
     return waitMs === 0 ? FREE_TRY : { waitMs };
   }
 
-  /** Counts one failed authentication of `client`. */
   countAuthFailure(client: string, rate: RateLimit): number {
     return this.#authFailures.take(client, rate);
   }
 
-  /** Always: memory is always there. */
   isReady(): Readiness {
     return { ready: true };
   }
 
   /** Stops forgetting idle users. */
   close(): Promise<void> {
-    this.#presence.close();
+    clearInterval(this.#sweeper);
     return Promise.resolve();
   }
 }

@@ -1,6 +1,5 @@
-/** A fixed-size ring: inserting costs the same at any count. @module */
+/** A fixed-size ring, newest overwriting oldest: inserting costs the same at any count. @module */
 
-/** A fixed-capacity ring of strings, newest overwriting oldest. */
 export class Ring {
   #items: string[];
   #next = 0;
@@ -41,10 +40,5 @@ export class Ring {
       );
     }
     return items;
-  }
-
-  /** Newest first. */
-  newest(limit: number): string[] {
-    return this.oldestFirst(limit).reverse();
   }
 }

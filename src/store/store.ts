@@ -71,9 +71,7 @@ export interface UserTokens {
  * import assert from "node:assert/strict";
  * import { type AuthFailures, MemoryStore } from "@lms/light-messaging";
  * const failures: AuthFailures = new MemoryStore();
- * const rate = { burst: 2, periodMs: 1000 };
- * await failures.countAuthFailure("192.0.2.7", rate);
- * assert.equal((await failures.authWait("192.0.2.7", rate, null)).waitMs, 0);
+ * const rate = { burst: 1, periodMs: 1000 };
  * await failures.countAuthFailure("192.0.2.7", rate);
  * assert.ok((await failures.authWait("192.0.2.7", rate, null)).waitMs > 0);
  * assert.equal((await failures.authWait("192.0.2.8", rate, null)).waitMs, 0);
@@ -104,11 +102,8 @@ export interface AuthFailures {
  * ```ts
  * import assert from "node:assert/strict";
  * import { type AuthTry, MemoryStore } from "@lms/light-messaging";
- * const tried: AuthTry = await new MemoryStore().authWait(
- *   "192.0.2.7",
- *   { burst: 1, periodMs: 1000 },
- *   null,
- * );
+ * const rate = { burst: 1, periodMs: 1000 };
+ * const tried: AuthTry = await new MemoryStore().authWait("192.0.2.7", rate, null);
  * assert.deepEqual(tried, { waitMs: 0 });
  * ```
  */
@@ -320,16 +315,14 @@ export type Readiness = { ready: true } | { ready: false; reason: string };
 /**
  * A stored message with its id.
  *
- * @example The messages after id 3
+ * @example The first message
  * ```ts
  * import assert from "node:assert/strict";
  * import { MemoryStore, type StoredMessage } from "@lms/light-messaging";
  * const store = new MemoryStore();
- * for (const text of ["a", "b", "c", "d", "e"]) {
- *   store.addMessage(JSON.stringify({ text }));
- * }
- * const { messages } = await store.recentMessages(3);
- * assert.deepEqual(messages.map((m: StoredMessage) => m.id), [4, 5]);
+ * store.addMessage('{"text":"hi"}');
+ * const [first]: StoredMessage[] = (await store.recentMessages(0)).messages;
+ * assert.deepEqual(first, { id: 1, json: '{"text":"hi"}' });
  * ```
  */
 export interface StoredMessage {
@@ -399,12 +392,10 @@ export interface MessagePage {
  * import assert from "node:assert/strict";
  * import { MemoryStore, type StoreEvent } from "@lms/light-messaging";
  * const store = new MemoryStore();
- * const seen: string[] = [];
- * const stop = store.subscribe((event: StoreEvent) => seen.push(event.kind));
+ * const seen: StoreEvent[] = [];
+ * store.subscribe((event) => seen.push(event));
  * store.setQuote("Hello!");
- * stop();
- * store.setQuote("Again!");
- * assert.deepEqual(seen, ["quote"]);
+ * assert.deepEqual(seen, [{ kind: "quote", quote: "Hello!" }]);
  * ```
  */
 export type StoreEvent =
@@ -470,11 +461,7 @@ export function resolveLimits(limits: StoreLimits): ResolvedLimits {
     forgetUsersAfter: forget === undefined
       ? undefined
       : checkWithin("forgetUsersAfter", FORGET_USERS_AFTER, forget),
-    history: checkWithin(
-      "history",
-      history,
-      limits.history ?? history.default,
-    ),
+    history: checkWithin("history", history, limits.history ?? history.default),
     maxUsers: checkWithin(
       "maxUsers",
       maxUsers,
@@ -545,16 +532,14 @@ export interface Allowance {
  * ```
  */
 export class RateLimited extends Error {
-  /** How long until the client may write again, in milliseconds. */
-  readonly waitMs: number;
-  /** The rate the client ran out of. */
-  readonly rate: RateLimit;
-
   /** A refusal for `waitMs` under `rate`. */
-  constructor(waitMs: number, rate: RateLimit) {
+  constructor(
+    /** How long until the client may write again, in milliseconds. */
+    readonly waitMs: number,
+    /** The rate the client ran out of. */
+    readonly rate: RateLimit,
+  ) {
     super(`rate limited: retry in ${waitMs} ms`);
     this.name = "RateLimited";
-    this.waitMs = waitMs;
-    this.rate = rate;
   }
 }

@@ -26,27 +26,17 @@ export interface RateLimit {
   periodMs: number;
 }
 
-/** Options of {@linkcode TokenBuckets}. */
-export interface TokenBucketsOptions {
-  /** How many clients are tracked at most; past it the longest-tracked is forgotten. Default 100,000. */
-  maxClients?: number;
-  /** The clock, in milliseconds. Default `Date.now`. */
-  now?: () => number;
-}
-
 /** The buckets of every client; a full one is forgotten at the next sweep (once per time to fill). */
 export class TokenBuckets {
   /** Per client: when its bucket is full again. */
   #full = new Map<string, number>();
-  #maxClients: number;
-  #now: () => number;
   #nextSweep = 0;
 
-  /** Empty buckets, with these bounds. */
-  constructor(options: TokenBucketsOptions = {}) {
-    this.#maxClients = options.maxClients ?? 100_000;
-    this.#now = options.now ?? Date.now;
-  }
+  /** Empty buckets for at most `maxClients` (past it the longest-tracked is forgotten), by the clock `now`, in ms. */
+  constructor(
+    private readonly maxClients = 100_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** How many clients are tracked now. */
   get size(): number {
@@ -55,19 +45,19 @@ export class TokenBuckets {
 
   /** The milliseconds until `client` may spend one, 0 when it may now; spends nothing. */
   waitOf(client: string, rate: RateLimit): number {
-    const now = this.#now();
+    const now = this.now();
     const full = Math.max(this.#full.get(client) ?? now, now);
     return Math.max(0, full - now - (rate.burst - 1) * rate.periodMs);
   }
 
   /** Whether `client` spent any of its bucket that has not come back yet. */
   tracks(client: string): boolean {
-    return (this.#full.get(client) ?? 0) > this.#now();
+    return (this.#full.get(client) ?? 0) > this.now();
   }
 
   /** Spends one of `client`'s writes: 0 when allowed, else the milliseconds until one is. */
   take(client: string, rate: RateLimit): number {
-    const now = this.#now();
+    const now = this.now();
     if (now >= this.#nextSweep) {
       this.#sweep(now);
       this.#nextSweep = now + rate.burst * rate.periodMs;
@@ -78,7 +68,7 @@ export class TokenBuckets {
     const full = Math.max(tracked ?? now, now);
     // Updated in place, not deleted and re-added, so the Map does not churn
     // (docs/architecture.md#one-timer-for-many-waits); the cap drops the first tracked.
-    if (tracked === undefined && this.#full.size >= this.#maxClients) {
+    if (tracked === undefined && this.#full.size >= this.maxClients) {
       this.#full.delete(this.#full.keys().next().value!);
     }
     this.#full.set(client, full + rate.periodMs);

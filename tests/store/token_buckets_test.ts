@@ -4,9 +4,9 @@ import { TokenBuckets } from "../../src/store/token_buckets.ts";
 
 const rate = { burst: 3, periodMs: 1000 };
 
-function clocked(options: { maxClients?: number } = {}) {
+function clocked(maxClients?: number) {
   const clock = { now: 1_000_000 };
-  const buckets = new TokenBuckets({ ...options, now: () => clock.now });
+  const buckets = new TokenBuckets(maxClients, () => clock.now);
   return { clock, buckets };
 }
 
@@ -61,7 +61,7 @@ Deno.test("10,000 addresses are forgotten once their buckets are full again", ()
 });
 
 Deno.test("past maxClients the client tracked longest is forgotten, so memory has a ceiling", () => {
-  const { buckets } = clocked({ maxClients: 1000 });
+  const { buckets } = clocked(1000);
   for (let i = 0; i < 10_000; i++) buckets.take(`client ${i}`, rate);
   assert.equal(buckets.size, 1000);
   // The newest clients are the ones kept: their allowance is still spent.
@@ -71,7 +71,7 @@ Deno.test("past maxClients the client tracked longest is forgotten, so memory ha
 });
 
 Deno.test("at the cap a client writing again keeps its place: the one tracked first is forgotten", () => {
-  const { buckets } = clocked({ maxClients: 2 });
+  const { buckets } = clocked(2);
   buckets.take("a", rate);
   buckets.take("b", rate);
   buckets.take("a", rate);

@@ -4,52 +4,38 @@
  * @module
  */
 
-/** A change as a notice tells it. */
-export type Notice =
-  | { kind: "message"; id: number; json: string }
-  | { kind: "quote"; quote: string }
-  | { kind: "registered" }
-  | { kind: "removed"; name: string }
-  /** Online in some process now, where it was in none. */
-  | { kind: "online"; name: string }
-  | { kind: "offline"; name: string }
-  /** A client that failed to authenticate too often, and how long it must wait. */
-  | { kind: "limited"; client: string; waitMs: number };
+import type { StoreEvent } from "../store.ts";
 
 /**
- * `undefined` when not a notice of this version (another may share the channel).
- *
- * @example Reading a message notice
- * ```ts
- * import { decodeNotice } from "./change_notice.ts";
- * const notice = decodeNotice('message:7 {"text":"hi"}');
- * // { kind: "message", id: 7, json: '{"text":"hi"}' }
- * ```
+ * A change as listeners hear it, or one only the store hears of: a user
+ * registered (copies drop), a client that failed to authenticate too often.
  */
+export type Notice =
+  | Exclude<StoreEvent, { kind: "reset" }>
+  | { kind: "registered" }
+  | { kind: "limited"; client: string; waitMs: number };
+
+/** `undefined` when not a notice of this version (another may share the channel). */
 export function decodeNotice(text: string): Notice | undefined {
   const colon = text.indexOf(":");
   if (colon === -1) {
     return text === "users" ? { kind: "registered" } : undefined;
   }
+  const kind = text.slice(0, colon);
   const rest = text.slice(colon + 1);
-  switch (text.slice(0, colon)) {
+  switch (kind) {
     case "message": {
-      const space = rest.indexOf(" ");
-      if (space === -1 || !/^[1-9]\d{0,15}$/.test(rest.slice(0, space))) {
-        return undefined;
-      }
-      const id = Number(rest.slice(0, space));
+      const id = Number(/^[1-9]\d{0,15}(?= )/.exec(rest)?.[0]);
       if (!Number.isSafeInteger(id)) return undefined;
-      return { kind: "message", id, json: rest.slice(space + 1) };
+      return { kind: "message", id, json: rest.slice(String(id).length + 1) };
     }
     case "quote":
       return { kind: "quote", quote: rest };
     case "removed":
-      return { kind: "removed", name: rest };
+      return { kind: "unregistered", name: rest };
     case "online":
-      return { kind: "online", name: rest };
     case "offline":
-      return { kind: "offline", name: rest };
+      return { kind: "presence", name: rest, online: kind === "online" };
     case "limited": {
       const space = rest.indexOf(" ");
       const waitMs = Number(rest.slice(0, space));

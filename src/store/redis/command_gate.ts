@@ -13,28 +13,17 @@ export interface GateOptions {
   maxPending: number;
 }
 
-/**
- * Bounds reads by the timeout, refuses new commands on a stalled connection, and caps those
- * waiting; a write attempt is never failed by the timeout (docs/redis.md).
- *
- * @example Reading through a gate
- * ```ts ignore
- * const gate = new CommandGate(connection, { timeoutMs: 1000, maxPending: 1000 });
- * const quote = await gate.read(() => connection.get("lms:quote"));
- * ```
- */
+/** Bounds reads by the timeout, refuses new commands on a stalled connection, caps those waiting. */
 export class CommandGate {
-  #connection: Pick<RedisConnection, "isReady" | "onReady">;
   #maxPending: number;
   #pending = 0;
   #stalled = false;
   #waiting: Deadlines<((error: Error) => void) | undefined>;
 
   constructor(
-    connection: Pick<RedisConnection, "isReady" | "onReady">,
+    private readonly connection: Pick<RedisConnection, "isReady" | "onReady">,
     options: GateOptions,
   ) {
-    this.#connection = connection;
     this.#maxPending = options.maxPending;
     this.#waiting = new Deadlines(options.timeoutMs, (fail) => {
       this.#stalled = true;
@@ -45,56 +34,49 @@ export class CommandGate {
   }
 
   get open(): boolean {
-    return this.#connection.isReady && !this.#stalled &&
+    return this.connection.isReady && !this.#stalled &&
       this.#pending < this.#maxPending;
   }
 
   /** Refused at once (`unsent`) when the gate is not open. */
   read<T>(command: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) =>
-      this.#start(command, resolve, reject, reject)
-    );
+    return this.#start(command, true);
   }
 
   /** Waits for the reply or the connection's loss, however long; marks the connection stalled at the timeout. */
   send<T>(command: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) =>
-      this.#start(command, resolve, reject)
-    );
+    return this.#start(command, false);
   }
 
-  /** `expire` means a read: failed at the timeout, its late reply going nowhere. */
-  #start<T>(
-    command: () => Promise<T>,
-    resolve: (value: T) => void,
-    reject: (error: Error) => void,
-    expire?: (error: Error) => void,
-  ): void {
+  /** A read fails at the timeout, its late reply going nowhere. */
+  #start<T>(command: () => Promise<T>, read: boolean): Promise<T> {
     if (!this.open) {
-      return reject(
+      return Promise.reject(
         new CommandFailed(
           "unsent",
-          this.#connection.isReady
+          this.connection.isReady
             ? "Redis is not keeping up: nothing more is sent to it for now"
             : "Redis is unavailable",
         ),
       );
     }
-    this.#pending++;
-    const wait = this.#waiting.add(expire);
-    command().then((value) => {
-      this.#replied(wait);
-      resolve(value);
-    }, (error) => {
-      this.#replied(wait);
-      reject(error);
+    return new Promise<T>((resolve, reject) => {
+      this.#pending++;
+      const wait = this.#waiting.add(read ? reject : undefined);
+      command().then((value) => {
+        this.#replied(wait);
+        resolve(value);
+      }, (error) => {
+        this.#replied(wait);
+        reject(error);
+      });
     });
   }
 
-  #replied(wait: Wait<unknown>): void {
+  #replied(wait: Wait<((error: Error) => void) | undefined>): void {
     this.#pending--;
     this.#stalled = false;
-    this.#waiting.delete(wait as Wait<((error: Error) => void) | undefined>);
+    this.#waiting.delete(wait);
   }
 
   /** Commands still waiting are left to the connection's close. */

@@ -73,9 +73,14 @@ function newClient(
 
 type Client = ReturnType<typeof newClient>;
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: Error) => void;
+/** Start-up's one line, without the password. */
+function unreachable(doing: string, url: string, cause: unknown) {
+  return new StoreUnavailableError(
+    `cannot ${doing} at ${redactUrl(url)}: ${
+      (cause as Error)?.message || cause
+    }`,
+    { cause },
+  );
 }
 
 /** `closed` is final. */
@@ -95,7 +100,7 @@ class Link {
   opening: Client | undefined;
   readonly readyListeners: (() => void)[] = [];
   readonly lostListeners: (() => void)[] = [];
-  readonly #waiters: Waiter[] = [];
+  readonly #waiters: PromiseWithResolvers<void>[] = [];
   readonly #background = new Set<Promise<void>>();
   readonly #closing = Promise.withResolvers<void>();
   readonly #refusals: ReturnType<typeof repeatedFaults>;
@@ -142,9 +147,9 @@ class Link {
       return Promise.reject(new StoreUnavailableError("the store is closed"));
     }
     if (this.isReady) return Promise.resolve();
-    return new Promise((resolve, reject) =>
-      this.#waiters.push({ resolve, reject })
-    );
+    const waiter = Promise.withResolvers<void>();
+    this.#waiters.push(waiter);
+    return waiter.promise;
   }
 
   async pause(ms: number): Promise<void> {
@@ -228,9 +233,6 @@ function connectionOf(link: Link): RedisConnection {
           (keys: string[], args: string[]) => Promise<unknown>
         >)[script](keys, args)
       ),
-    async ping() {
-      await command((c) => c.ping());
-    },
     async probeWrite(key) {
       await command((c) =>
         c.set(key, "1", { expiration: { type: "PX", value: 10_000 } })
@@ -255,22 +257,22 @@ function connectionOf(link: Link): RedisConnection {
   };
 }
 
-export function connect(
-  options: ConnectionOptions,
-  role: string,
-): Promise<RedisConnection> {
-  const sentinel = parseSentinelUrl(options.url);
-  return sentinel === undefined
-    ? connectDirect(options, role)
-    : connectThroughSentinel(options, role, sentinel);
-}
-
-/** node-redis reconnects by itself, resubscribing before it reports ready. */
-async function connectDirect(
+export async function connect(
   options: ConnectionOptions,
   role: string,
 ): Promise<RedisConnection> {
   const link = new Link(role, options.report);
+  const sentinel = parseSentinelUrl(options.url);
+  if (sentinel === undefined) await connectDirect(link, options);
+  else await new MasterFollower(link, options, sentinel).start();
+  return connectionOf(link);
+}
+
+/** node-redis reconnects by itself, resubscribing before it reports ready. */
+async function connectDirect(
+  link: Link,
+  options: ConnectionOptions,
+): Promise<void> {
   let started = false;
   const client = newClient({
     url: options.url,
@@ -292,75 +294,11 @@ async function connectDirect(
     await client.connect();
   } catch (error) {
     client.destroy();
-    throw new StoreUnavailableError(
-      `cannot connect to Redis at ${redactUrl(options.url)}: ${
-        (error as Error).message || error
-      }`,
-      { cause: error },
-    );
+    throw unreachable("connect to Redis", options.url, error);
   }
   started = true;
   link.client = client;
   link.up("connection restored");
-  return connectionOf(link);
-}
-
-/** Tries the named addresses in turn; throws, saying why, when none is the master yet. */
-async function openMaster(
-  link: Link,
-  options: ConnectionOptions,
-  address: SentinelAddress,
-): Promise<{ client: Client; master: HostPort }> {
-  let failure: unknown;
-  for (const master of await locateMasters(address)) {
-    try {
-      return { client: await openNode(link, options, address, master), master };
-    } catch (error) {
-      failure = error;
-    }
-  }
-  throw failure;
-}
-
-async function openNode(
-  link: Link,
-  options: ConnectionOptions,
-  address: SentinelAddress,
-  master: HostPort,
-): Promise<Client> {
-  const client = newClient({
-    socket: {
-      host: master.host,
-      port: master.port,
-      connectTimeout: options.connectTimeoutMs,
-      // The master may have moved: ask the sentinels before trying the same address.
-      reconnectStrategy: false,
-    },
-    database: address.database,
-    username: address.username,
-    password: address.password,
-  });
-  // Until the client is adopted, its failures are this function's.
-  client.on("error", () => {});
-  link.opening = client;
-  try {
-    await client.connect();
-    const [role] = await client.sendCommand(["ROLE"]) as [string];
-    if (role !== "master") {
-      throw new Error(
-        `${master.host}:${master.port} is a ${role}, not the master`,
-      );
-    }
-    for (const [channel, listener] of link.subscriptions) {
-      await client.subscribe(channel, listener);
-    }
-  } catch (error) {
-    client.destroy();
-    throw error;
-  } finally {
-    link.opening = undefined;
-  }
-  return client;
 }
 
 /** The link is on a watched master, or relocating to the next: `lose` and `adopt` move it. */
@@ -383,7 +321,7 @@ class MasterFollower {
     if (!this.#relocating) this.link.track(this.relocate());
   }
 
-  adopt({ client, master }: Awaited<ReturnType<typeof openMaster>>): void {
+  adopt({ client, master }: { client: Client; master: HostPort }): void {
     const at = `${master.host}:${master.port}`;
     client.on(
       "error",
@@ -420,60 +358,78 @@ class MasterFollower {
   }
 
   /** Like node-redis on one server, rounds go on until a master answers or the link closes. */
-  async relocate(): Promise<void> {
+  relocate(): Promise<void> {
     this.#relocating = true;
-    try {
-      for (let round = 0; !this.link.closed; round++) {
-        try {
-          const opened = await openMaster(
-            this.link,
-            this.options,
-            this.address,
-          );
-          if (this.link.closed) opened.client.destroy();
-          else this.adopt(opened);
-          return;
-        } catch {
-          await this.link.pause(
-            Math.min(50 * 2 ** Math.min(round, 8), RELOCATE_PAUSE_MS),
-          );
-        }
-      }
-    } finally {
-      this.#relocating = false;
-    }
+    return this.#find().finally(() => this.#relocating = false);
   }
 
   /** Start-up must fail fast. */
-  async start(): Promise<void> {
-    const deadline = performance.now() + this.options.connectTimeoutMs;
-    let failure: unknown;
-    for (let round = 0; round < 1000; round++) {
-      try {
-        return this.adopt(
-          await openMaster(this.link, this.options, this.address),
-        );
-      } catch (error) {
-        failure = error;
-      }
-      if (performance.now() >= deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new StoreUnavailableError(
-      `cannot find the Redis master through Sentinel at ${
-        redactUrl(this.options.url)
-      }: ${(failure as Error)?.message || failure}`,
-      { cause: failure },
-    );
+  start(): Promise<void> {
+    return this.#find(performance.now() + this.options.connectTimeoutMs);
   }
-}
 
-async function connectThroughSentinel(
-  options: ConnectionOptions,
-  role: string,
-  address: SentinelAddress,
-): Promise<RedisConnection> {
-  const link = new Link(role, options.report);
-  await new MasterFollower(link, options, address).start();
-  return connectionOf(link);
+  /** Tries the named addresses in turn; throws, saying why, when none is the master yet. */
+  async #open(): Promise<{ client: Client; master: HostPort }> {
+    const { link, options, address } = this;
+    let failure: unknown;
+    for (const master of await locateMasters(address)) {
+      const client = newClient({
+        socket: {
+          host: master.host,
+          port: master.port,
+          connectTimeout: options.connectTimeoutMs,
+          // The master may have moved: ask the sentinels before trying the same address.
+          reconnectStrategy: false,
+        },
+        database: address.database,
+        username: address.username,
+        password: address.password,
+      });
+      // Until the client is adopted, its failures are this function's.
+      client.on("error", () => {});
+      link.opening = client;
+      try {
+        await client.connect();
+        const [role] = await client.sendCommand(["ROLE"]) as [string];
+        if (role !== "master") {
+          throw new Error(
+            `${master.host}:${master.port} is a ${role}, not the master`,
+          );
+        }
+        for (const [channel, listener] of link.subscriptions) {
+          await client.subscribe(channel, listener);
+        }
+        return { client, master };
+      } catch (error) {
+        client.destroy();
+        failure = error;
+      } finally {
+        link.opening = undefined;
+      }
+    }
+    throw failure;
+  }
+
+  /** Past `deadline`, throws saying why. */
+  async #find(deadline = Infinity): Promise<void> {
+    for (let round = 0; !this.link.closed; round++) {
+      try {
+        const opened = await this.#open();
+        if (this.link.closed) opened.client.destroy();
+        else this.adopt(opened);
+        return;
+      } catch (failure) {
+        if (performance.now() >= deadline) {
+          throw unreachable(
+            "find the Redis master through Sentinel",
+            this.options.url,
+            failure,
+          );
+        }
+        await this.link.pause(
+          Math.min(50 * 2 ** Math.min(round, 8), RELOCATE_PAUSE_MS),
+        );
+      }
+    }
+  }
 }

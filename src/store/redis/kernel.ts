@@ -9,11 +9,10 @@ import type {
   StoreEvent,
   StoreHealth,
 } from "../store.ts";
-import type { Subscription } from "./local_copy.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { ChangeListeners } from "../change_listeners.ts";
-import { CommandGate } from "./command_gate.ts";
-import { SettledWrites } from "./settled_writes.ts";
+import { CommandGate, type GateOptions } from "./command_gate.ts";
+import { SettledWrites, type SettledWritesOptions } from "./settled_writes.ts";
 import { decodeNotice, type Notice } from "./change_notice.ts";
 import {
   type ArgsOf,
@@ -23,21 +22,20 @@ import {
 } from "./scripts.ts";
 import { checkReply } from "./replies.ts";
 
-export function keysOf(prefix: string) {
+/** Named as the scripts name them, so a script takes the whole set. */
+function keysOf(prefix: string) {
   return {
     users: `${prefix}users`,
     order: `${prefix}users:order`,
-    sequence: `${prefix}users:sequence`,
+    userSequence: `${prefix}users:sequence`,
     // Newest first; named anew with ids, so a list of an earlier version is never misread.
     messages: `${prefix}history`,
-    messageSequence: `${prefix}history:sequence`,
-    quote: `${prefix}quote`,
+    sequence: `${prefix}history:sequence`,
+    quoteKey: `${prefix}quote`,
     channel: `${prefix}changes`,
     generation: `${prefix}generation`,
     /** Written by `/readyz`'s probe, expiring in 10 s. */
     readiness: `${prefix}readiness`,
-    /** A client's rate-limit bucket: this, then its address. */
-    allowance: `${prefix}allowance:`,
     /** A client's failed authentications: this, then its address. */
     authFailures: `${prefix}auth-failures:`,
     touched: `${prefix}users:touched`,
@@ -52,24 +50,16 @@ export function keysOf(prefix: string) {
 
 const CHECK_INTERVAL_MS = 1000;
 
-export interface KernelOptions {
-  prefix: string;
-  timeoutMs: number;
-  maxPending: number;
-  replicas: number;
-}
+export type KernelOptions = GateOptions & SettledWritesOptions;
 
 export class RedisKernel implements ChangeFeed, StoreHealth {
-  readonly client: RedisConnection;
   readonly gate: CommandGate;
   readonly writes: SettledWrites;
   readonly keys: ReturnType<typeof keysOf>;
-  readonly subscription: Subscription;
-  #subscriber: RedisConnection;
   #epoch = 0;
   #subscribed = false;
   /** A sequence Redis lost goes on above it (docs/redis.md, "Faults"). */
-  #highestId = 0;
+  highestId = 0;
   /** A Redis emptied under the service loses it. */
   #generation: string | null = null;
   #checker: ReturnType<typeof setInterval> | undefined;
@@ -78,29 +68,32 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   #hearers: ((notice: Notice) => void)[] = [];
 
   constructor(
-    client: RedisConnection,
-    subscriber: RedisConnection,
+    private readonly client: RedisConnection,
+    private readonly subscriber: RedisConnection,
     options: KernelOptions,
   ) {
-    this.client = client;
-    this.#subscriber = subscriber;
     this.keys = keysOf(options.prefix);
     this.gate = new CommandGate(client, options);
-    this.writes = new SettledWrites(client, this.gate, {
-      prefix: options.prefix,
-      windowMs: options.timeoutMs,
-      allowancePrefix: this.keys.allowance,
-      replicas: options.replicas,
-    });
-    this.subscription = {
-      live: () => this.#subscribed && this.#subscriber.isReady,
-      epoch: () => this.#epoch,
-    };
+    this.writes = new SettledWrites(client, this.gate, options);
   }
 
-  /** A failed check is tried again at the next. */
+  /** Subscribes, then checks every second; a failed check is tried again at the next. */
   async start(): Promise<void> {
-    await this.#listen();
+    // Every (re)connection starts an epoch: copies taken before may have missed a change.
+    this.subscriber.onReady(() => {
+      this.#epoch++;
+      this.#subscribed = true;
+    });
+    // Changes may be missed from now on: readers must start again.
+    this.subscriber.onLost(() => {
+      this.#subscribed = false;
+      this.#listeners.emit({ kind: "reset" });
+    });
+    await this.subscriber.subscribe(
+      this.keys.channel,
+      (text: string) => this.#notice(text),
+    );
+    this.#subscribed = true;
     await this.check();
     this.#checker = setInterval(
       () => this.check().catch(() => {}),
@@ -112,13 +105,13 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     return this.gate.read(() => send(this.client));
   }
 
-  /** Reads with script `name`, its keys and arguments by name. */
   script<N extends ScriptName>(
     name: N,
     keys: Record<KeysOf<N>, string>,
     args: Record<ArgsOf<N>, string>,
+    rest?: readonly string[],
   ): Promise<unknown> {
-    return this.read((c) => c.run(...callOf(name, keys, args)));
+    return this.read((c) => c.run(...callOf(name, keys, args, rest)));
   }
 
   /** Before listeners hear of it. */
@@ -127,11 +120,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   }
 
   sawId(id: number): void {
-    if (id > this.#highestId) this.#highestId = id;
-  }
-
-  get highestId(): number {
-    return this.#highestId;
+    if (id > this.highestId) this.highestId = id;
   }
 
   /** Reads Redis's clock (for the fences) and newest id, removes stale records, adopts a lost generation anew. */
@@ -140,19 +129,19 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     this.#checking = true;
     try {
       const before = Date.now();
-      const { generation, messageSequence: sequence } = this.keys;
       const { redisNow, generation: found, newestId } = checkReply(
-        await this.script("check", { generation, sequence }, {}),
+        await this.script("check", this.keys, {}),
       );
       this.writes.observeClock(redisNow, before, Date.now());
-      if (newestId < this.#highestId) {
-        const floor = String(this.#highestId);
-        await this.script("raiseSequence", { sequence }, { floor });
+      if (newestId < this.highestId) {
+        const floor = String(this.highestId);
+        await this.script("raiseSequence", this.keys, { floor });
       }
       this.sawId(newestId);
       await this.writes.tick();
       if (found !== null && found === this.#generation) return;
       if (this.#generation !== null) this.#emptied();
+      const { generation } = this.keys;
       await this.read((c) => c.setIfAbsent(generation, crypto.randomUUID()));
       this.#generation = await this.read((c) => c.get(generation));
     } catch (error) {
@@ -182,43 +171,29 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     return value;
   }
 
-  async #listen(): Promise<void> {
-    // Every (re)connection starts an epoch: copies taken before may have missed a change.
-    this.#subscriber.onReady(() => {
-      this.#epoch++;
-      this.#subscribed = true;
-    });
-    // Changes may be missed from now on: readers must start again.
-    this.#subscriber.onLost(() => {
-      this.#subscribed = false;
-      this.#listeners.emit({ kind: "reset" });
-    });
-    await this.#subscriber.subscribe(
-      this.keys.channel,
-      (text: string) => this.#notice(text),
-    );
-    this.#subscribed = true;
-  }
-
   #notice(text: string): void {
     const notice = decodeNotice(text);
     if (notice === undefined) return;
     if (notice.kind === "message") this.sawId(notice.id);
     for (const hear of this.#hearers) hear(notice);
-    const event = eventOf(notice);
-    if (event !== undefined) this.#listeners.emit(event);
+    if (notice.kind !== "registered" && notice.kind !== "limited") {
+      this.#listeners.emit(notice);
+    }
   }
 
   subscribe(listener: (event: StoreEvent) => void): () => void {
     return this.#listeners.subscribe(listener);
   }
 
+  /** `undefined` while not subscribed: changes may be missed. */
   subscriptionEpoch(): number | undefined {
-    return this.subscription.live() ? this.#epoch : undefined;
+    return this.#subscribed && this.subscriber.isReady
+      ? this.#epoch
+      : undefined;
   }
 
   async isReady(): Promise<Readiness> {
-    if (!this.subscription.live()) {
+    if (this.subscriptionEpoch() === undefined) {
       return notReady("no subscription: this process cannot hear of changes");
     }
     try {
@@ -234,45 +209,23 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     clearInterval(this.#checker);
     this.writes.close();
     this.gate.close();
-    return Promise.allSettled([this.#subscriber.close(), this.client.close()]);
+    return Promise.allSettled([this.subscriber.close(), this.client.close()]);
   }
 }
 
 const notReady = (reason: string): Readiness => ({ ready: false, reason });
 
+const REFUSALS = new Map([
+  ["OOM", "out of memory: Redis refuses writes (maxmemory)"],
+  ["READONLY", "read-only replica: Redis refuses writes"],
+  ["MISCONF", "Redis cannot save its data (MISCONF) and refuses writes"],
+  ["LOADING", "Redis is loading its data"],
+]);
+
 function readinessReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const refused = /Redis refused: (\w+)/.exec(message)?.[1];
-  switch (refused) {
-    case "OOM":
-      return "out of memory: Redis refuses writes (maxmemory)";
-    case "READONLY":
-      return "read-only replica: Redis refuses writes";
-    case "MISCONF":
-      return "Redis cannot save its data (MISCONF) and refuses writes";
-    case "LOADING":
-      return "Redis is loading its data";
-    case undefined:
-      return `unreachable: ${message}`;
-    default:
-      return `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
-  }
-}
-
-/** `registered` only drops copies. */
-function eventOf(notice: Notice): StoreEvent | undefined {
-  switch (notice.kind) {
-    case "message":
-    case "quote":
-      return notice;
-    case "removed":
-      return { kind: "unregistered", name: notice.name };
-    case "online":
-    case "offline":
-      return {
-        kind: "presence",
-        name: notice.name,
-        online: notice.kind === "online",
-      };
-  }
+  if (refused === undefined) return `unreachable: ${message}`;
+  return REFUSALS.get(refused) ??
+    `Redis refuses writes: ${message.slice("Redis refused: ".length)}`;
 }

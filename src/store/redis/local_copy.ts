@@ -4,28 +4,21 @@
  * @module
  */
 
-import type { Awaitable } from "../store.ts";
+import type { Awaitable, ChangeFeed } from "../store.ts";
 
-/** The state of the change subscription the copies depend on. */
-export interface Subscription {
-  live(): boolean;
-  /** Bumped on every (re)connection: notices may have been missed before it. */
-  epoch(): number;
-}
+/** Whose epoch the copies follow: bumped on every (re)connection, `undefined` while notices may be missed. */
+type Feed = Pick<ChangeFeed, "subscriptionEpoch">;
 
 /** One shared value, read from Redis on a miss and kept until it changes. */
 export class LocalCopy<T> {
-  #subscription: Subscription;
   #value: T | undefined;
   /** Bumped by every change, so a read that overlapped one is not kept. */
   #generation = 0;
-  #epoch = -1;
+  #epoch: number | undefined;
   /** Shared by every request that misses meanwhile. */
   #pending: Promise<T> | undefined;
 
-  constructor(subscription: Subscription) {
-    this.#subscription = subscription;
-  }
+  constructor(private readonly feed: Feed) {}
 
   changed(): void {
     this.#generation++;
@@ -34,46 +27,39 @@ export class LocalCopy<T> {
   }
 
   read(load: () => Promise<T>): Awaitable<T> {
-    const subscription = this.#subscription;
-    const live = subscription.live();
-    if (
-      live && this.#value !== undefined && this.#epoch === subscription.epoch()
-    ) {
-      return this.#value;
+    const epoch = this.feed.subscriptionEpoch();
+    if (epoch !== undefined) {
+      if (this.#value !== undefined && this.#epoch === epoch) {
+        return this.#value;
+      }
+      if (this.#pending) return this.#pending;
     }
-    if (live && this.#pending) return this.#pending;
     const generation = this.#generation;
-    const epoch = subscription.epoch();
     const pending = load().then((value) => {
       if (
-        live && subscription.live() && generation === this.#generation &&
-        epoch === subscription.epoch()
+        epoch !== undefined && generation === this.#generation &&
+        epoch === this.feed.subscriptionEpoch()
       ) {
         this.#value = value;
         this.#epoch = epoch;
       }
-      if (this.#pending === pending) this.#pending = undefined;
       return value;
-    }, (error) => {
+    }).finally(() => {
       if (this.#pending === pending) this.#pending = undefined;
-      throw error;
     });
-    if (live) this.#pending = pending;
+    if (epoch !== undefined) this.#pending = pending;
     return pending;
   }
 }
 
 /** Tokens of users seen authenticating, kept like the copies; only found ones, so at most the users. */
 export class KeptTokens {
-  #subscription: Subscription;
   #tokens = new Map<string, string>();
-  #epoch = -1;
+  #epoch: number | undefined;
   /** So a lookup that overlapped a removal is not kept. */
   #removals = 0;
 
-  constructor(subscription: Subscription) {
-    this.#subscription = subscription;
-  }
+  constructor(private readonly feed: Feed) {}
 
   /** Removed, or registered anew. */
   forget(name: string): void {
@@ -85,18 +71,16 @@ export class KeptTokens {
     name: string,
     load: () => Promise<string | null | undefined>,
   ): Awaitable<string | undefined> {
-    const subscription = this.#subscription;
-    const live = subscription.live();
-    if (live && this.#epoch === subscription.epoch()) {
+    const epoch = this.feed.subscriptionEpoch();
+    if (epoch !== undefined && this.#epoch === epoch) {
       const kept = this.#tokens.get(name);
       if (kept !== undefined) return kept;
     }
-    const epoch = subscription.epoch();
     const removals = this.#removals;
     return load().then((token) => {
       if (token == null) return undefined;
       if (
-        live && subscription.live() && epoch === subscription.epoch() &&
+        epoch !== undefined && epoch === this.feed.subscriptionEpoch() &&
         removals === this.#removals
       ) {
         if (this.#epoch !== epoch) {

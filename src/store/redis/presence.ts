@@ -4,38 +4,10 @@
  * @module
  */
 
-import {
-  type ArgsOf,
-  callOf,
-  type KeysOf,
-  type ScriptName,
-} from "./scripts.ts";
 import { type Awaitable, forgetSweepMs } from "../store.ts";
-import type { CommandGate } from "./command_gate.ts";
-import { LocalCopy, type Subscription } from "./local_copy.ts";
-import type { RedisConnection } from "./redis_connection.ts";
+import type { RedisKernel } from "./kernel.ts";
+import { LocalCopy } from "./local_copy.ts";
 import { UnexpectedReply } from "./replies.ts";
-
-export interface PresenceKeys {
-  users: string;
-  order: string;
-  touched: string;
-  processes: string;
-  held: string;
-  channel: string;
-  looks: string;
-}
-
-export interface PresenceOptions {
-  client: RedisConnection;
-  gate: CommandGate;
-  keys: PresenceKeys;
-  subscription: Subscription;
-  /** Beats come every quarter of it, and a record lives two. */
-  heartbeatMs: number;
-  /** Never when absent. */
-  forgetUsersAfter?: number;
-}
 
 /** So no script holds Redis long. */
 const BATCH = 1000;
@@ -54,21 +26,8 @@ function missing(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
   return names;
 }
 
-/**
- * One process's presence in Redis.
- *
- * @example What the Redis store does with it
- * ```ts ignore
- * const presence = new RedisPresence({ client, gate, keys, subscription, heartbeatMs: 15_000 });
- * presence.online("ann");
- * console.log(await presence.onlineNames());
- * await presence.close();
- * ```
- */
+/** One process's presence in Redis; beats every quarter heartbeat, and a record lives two. */
 export class RedisPresence {
-  #client: RedisConnection;
-  #gate: CommandGate;
-  #keys: PresenceKeys;
   /** Random, never reused. */
   #pid = crypto.randomUUID();
   #lifetimeMs: number;
@@ -86,15 +45,21 @@ export class RedisPresence {
   #online: LocalCopy<ReadonlySet<string>>;
   #closed = false;
 
-  constructor(options: PresenceOptions) {
-    this.#client = options.client;
-    this.#gate = options.gate;
-    this.#keys = options.keys;
-    this.#lifetimeMs = 2 * options.heartbeatMs;
-    this.#online = new LocalCopy(options.subscription);
-    const beatMs = Math.max(5, options.heartbeatMs / 4);
+  /** Forgets idle users only when `forget` (seconds) is given. */
+  constructor(
+    private readonly kernel: RedisKernel,
+    heartbeatMs: number,
+    forget?: number,
+  ) {
+    this.#lifetimeMs = 2 * heartbeatMs;
+    this.#online = new LocalCopy(kernel);
+    kernel.onNotice(({ kind }) => {
+      if (kind === "unregistered" || kind === "presence") {
+        this.#online.changed();
+      }
+    });
+    const beatMs = Math.max(5, heartbeatMs / 4);
     this.#timers.push(setInterval(() => this.#beat(), beatMs));
-    const forget = options.forgetUsersAfter;
     if (forget !== undefined) {
       this.#forgetAfterMs = forget * 1000;
       this.#timers.push(
@@ -117,31 +82,18 @@ export class RedisPresence {
     if (this.#forgetAfterMs !== undefined) this.#touched.add(name);
   }
 
-  changed(): void {
-    this.#online.changed();
-  }
-
   onlineNames(): Awaitable<ReadonlySet<string>> {
     return this.#online.read(async () => {
-      const reply = await this.#script("onlineNames", {
-        held: this.#keys.held,
-      }, {});
+      const reply = await this.kernel.script(
+        "onlineNames",
+        this.kernel.keys,
+        {},
+      );
       if (!Array.isArray(reply) || reply.some((n) => typeof n !== "string")) {
         throw new UnexpectedReply("onlineNames", reply);
       }
       return new Set(reply as string[]);
     });
-  }
-
-  #script<N extends ScriptName>(
-    name: N,
-    keys: Record<KeysOf<N>, string>,
-    args: Record<ArgsOf<N>, string>,
-    rest?: readonly string[],
-  ): Promise<unknown> {
-    return this.#gate.read(() =>
-      this.#client.run(...callOf(name, keys, args, rest))
-    );
   }
 
   /** Answers whether this process's record was still there. */
@@ -150,10 +102,9 @@ export class RedisPresence {
     enter: string[],
     leave: string[] = [],
   ): Promise<boolean> {
-    const { processes, held, touched, users, channel } = this.#keys;
-    const reply = await this.#script(
+    const reply = await this.kernel.script(
       "presence",
-      { processes, held, touched, users, channel },
+      this.kernel.keys,
       {
         pid: this.#pid,
         lifetime: String(this.#lifetimeMs),
@@ -223,19 +174,17 @@ export class RedisPresence {
 
   /** A record found gone (swept during a stall, or Redis emptied) makes it say its whole set again. */
   async #beat(): Promise<void> {
-    const { processes, held, touched, channel } = this.#keys;
     try {
       for (let round = 0; round < ROUNDS; round++) {
-        const reply = await this.#script("presenceBeat", {
-          processes,
-          held,
-          touched,
-          channel,
-        }, {
-          pid: this.#pid,
-          lifetime: String(this.#lifetimeMs),
-          limit: String(BATCH),
-        });
+        const reply = await this.kernel.script(
+          "presenceBeat",
+          this.kernel.keys,
+          {
+            pid: this.#pid,
+            lifetime: String(this.#lifetimeMs),
+            limit: String(BATCH),
+          },
+        );
         if (
           !Array.isArray(reply) || reply.length !== 2 ||
           !reply.every((flag) => flag === 0 || flag === 1)
@@ -258,19 +207,18 @@ export class RedisPresence {
   }
 
   async #sweep(): Promise<void> {
-    const { users, order, touched, held, channel, looks } = this.#keys;
+    const kernel = this.kernel;
     try {
       for (let round = 0; round < ROUNDS && this.#touched.size > 0; round++) {
         const names = [...this.#touched].slice(0, BATCH);
-        await this.#script("touchUsers", { touched, users }, {}, names);
+        await kernel.script("touchUsers", kernel.keys, {}, names);
         for (const name of names) this.#touched.delete(name);
       }
       for (let round = 0; round < ROUNDS; round++) {
-        const forgotten = await this.#script(
-          "forgetIdle",
-          { users, order, touched, held, channel, looks },
-          { idleMs: String(this.#forgetAfterMs), limit: String(BATCH) },
-        );
+        const forgotten = await kernel.script("forgetIdle", kernel.keys, {
+          idleMs: String(this.#forgetAfterMs),
+          limit: String(BATCH),
+        });
         if (typeof forgotten !== "number") {
           throw new UnexpectedReply("forgetIdle", forgotten);
         }

@@ -9,27 +9,15 @@ import type { ScriptName } from "./scripts.ts";
 /** `unsent` and `refused` never ran; `unknown` may have run, or may still. */
 export type CommandOutcome = "unsent" | "refused" | "unknown";
 
-/**
- * Answered 503 unless a write must first be settled.
- *
- * @example Telling a command that never left from one that may have run
- * ```ts
- * import { CommandFailed } from "./redis_connection.ts";
- * const failure = new CommandFailed("unsent", "no connection to Redis");
- * console.log(failure.outcome); // "unsent"
- * ```
- */
+/** Answered 503 unless a write must first be settled. */
 export class CommandFailed extends StoreUnavailableError {
-  readonly outcome: CommandOutcome;
-
   constructor(
-    outcome: CommandOutcome,
+    readonly outcome: CommandOutcome,
     message: string,
     options?: ErrorOptions,
   ) {
     super(message, options);
     this.name = "CommandFailed";
-    this.outcome = outcome;
   }
 }
 
@@ -44,7 +32,6 @@ export interface RedisConnection {
   /** Rejects once closed. */
   whenReady(): Promise<void>;
   run(script: ScriptName, keys: string[], args: string[]): Promise<unknown>;
-  ping(): Promise<void>;
   /** `SET key 1 PX 10000`: fails when Redis refuses writes. */
   probeWrite(key: string): Promise<void>;
   /** How many replicas hold every write of this session, once `replicas` do or at the timeout. */
@@ -64,10 +51,8 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
-export type StatusLevel = "error" | "info";
-
 export interface ConnectionOptions {
   url: string;
   connectTimeoutMs: number;
-  report: (message: string, level: StatusLevel) => void;
+  report: (message: string, level: "error" | "info") => void;
 }

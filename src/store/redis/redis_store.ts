@@ -17,7 +17,9 @@ import {
   type Allowance,
   type AuthTry,
   type Awaitable,
+  FREE_TRY,
   HEARTBEAT_MS,
+  INITIAL_QUOTE,
   type MessagePage,
   type Readiness,
   type RecentMessages,
@@ -28,14 +30,24 @@ import {
   type StoreLimits,
 } from "../store.ts";
 import { checkWithin } from "../../limits/whole_range.ts";
+import { lookOf } from "../../identity/name_skeleton.ts";
+import { isClearToken, tokenDigest } from "../../identity/token_digest.ts";
 import { RedisPresence } from "./presence.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 import { RedisKernel } from "./kernel.ts";
-import { RedisUsers } from "./users.ts";
-import { RedisMessages } from "./messages.ts";
-import { RedisQuote } from "./quote.ts";
-import { RedisAuthFailures } from "./auth_failures.ts";
-import type { RateLimit } from "../token_buckets.ts";
+import { KeptTokens, LocalCopy } from "./local_copy.ts";
+import {
+  historyEntry,
+  messageId,
+  messagePage,
+  oneOf,
+  recentMessages,
+  UnexpectedReply,
+} from "./replies.ts";
+import { type RateLimit, TokenBuckets } from "../token_buckets.ts";
+
+/** How many clients waiting to authenticate are remembered at most; past it the oldest is forgotten. */
+const MAX_WAITING = 100_000;
 
 /**
  * Options of {@linkcode RedisStore.connect}.
@@ -78,16 +90,24 @@ export interface RedisStoreOptions extends StoreLimits {
  */
 export class RedisStore implements Store {
   #kernel: RedisKernel;
-  #users: RedisUsers;
-  #messages: RedisMessages;
-  #quote: RedisQuote;
+  #maxUsers: number;
+  #history: number;
+  #userList: LocalCopy<string[]>;
+  #tokens: KeptTokens;
+  #newest: LocalCopy<readonly string[]>;
+  #newestLimit = 0;
+  #quote: LocalCopy<string>;
   #presence: RedisPresence;
-  #authFailures: RedisAuthFailures;
+  /** Per client: until when (Date.now) it must wait, as any process heard. */
+  #authWaiting = new Map<string, number>();
+  /** This process's own count of failed authentications: what still holds while Redis does not answer. */
+  #authLocal = new TokenBuckets();
 
   private constructor(
     client: RedisConnection,
     subscriber: RedisConnection,
     options: RedisStoreOptions,
+    heartbeatMs: number,
   ) {
     const limits = resolveLimits(options);
     const kernel = new RedisKernel(client, subscriber, {
@@ -97,34 +117,34 @@ export class RedisStore implements Store {
       replicas: options.waitReplicas ?? 0,
     });
     this.#kernel = kernel;
-    this.#presence = new RedisPresence({
-      client,
-      gate: kernel.gate,
-      keys: kernel.keys,
-      subscription: kernel.subscription,
-      heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS.default,
-      forgetUsersAfter: limits.forgetUsersAfter,
-    });
+    this.#maxUsers = limits.maxUsers;
+    this.#history = limits.history;
+    this.#presence = new RedisPresence(
+      kernel,
+      heartbeatMs,
+      limits.forgetUsersAfter,
+    );
+    this.#userList = new LocalCopy(kernel);
+    this.#tokens = new KeptTokens(kernel);
+    this.#newest = new LocalCopy(kernel);
+    this.#quote = new LocalCopy(kernel);
     kernel.onNotice((notice) => {
-      const kind = notice.kind;
-      if (kind === "removed" || kind === "online" || kind === "offline") {
-        this.#presence.changed();
+      if (notice.kind === "unregistered") this.#tokens.forget(notice.name);
+      if (notice.kind === "unregistered" || notice.kind === "registered") {
+        this.#userList.changed();
+      }
+      if (notice.kind === "message") this.#newest.changed();
+      if (notice.kind === "quote") this.#quote.changed();
+      if (notice.kind === "limited") {
+        this.#authWaitFor(notice.client, notice.waitMs);
       }
     });
-    this.#users = new RedisUsers(
-      kernel,
-      limits.maxUsers,
-      (name) => this.#presence.touch(name),
-    );
-    this.#messages = new RedisMessages(kernel, limits.history);
-    this.#quote = new RedisQuote(kernel);
-    this.#authFailures = new RedisAuthFailures(kernel);
   }
 
   /** Fails fast with a clear error when Redis cannot be reached. */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     resolveLimits(options);
-    checkWithin(
+    const heartbeatMs = checkWithin(
       "heartbeatMs",
       HEARTBEAT_MS,
       options.heartbeatMs ?? HEARTBEAT_MS.default,
@@ -145,10 +165,10 @@ export class RedisStore implements Store {
       await client.close();
       throw error;
     }
-    const store = new RedisStore(client, subscriber, options);
+    const store = new RedisStore(client, subscriber, options, heartbeatMs);
     try {
       await store.#kernel.start();
-      await store.#users.convertEarlier();
+      await store.#convertEarlier();
     } catch (error) {
       await store.close();
       throw error;
@@ -156,55 +176,206 @@ export class RedisStore implements Store {
     return store;
   }
 
-  /** In one script. */
-  registerUser(
+  /** Stores the user unless taken or full, in one script. */
+  async registerUser(
     name: string,
     token: string,
     allowance?: Allowance,
   ): Promise<RegisterResult> {
-    return this.#users.registerUser(name, token, allowance);
+    const result = oneOf(
+      "register",
+      await this.#kernel.writes.run("register", this.#kernel.keys, {
+        name,
+        token,
+        maxUsers: String(this.#maxUsers),
+        skeleton: lookOf(name),
+      }, allowance),
+      ["registered", "exists", "full"],
+    );
+    if (result === "registered") {
+      // A token kept for an earlier holder of the name, whose removal
+      // notice may still be on its way, must not outlive this.
+      this.#tokens.forget(name);
+      this.#userList.changed();
+    }
+    return result;
   }
 
   /** From the kept tokens while they are current. */
   tokenOf(name: string): Awaitable<string | undefined> {
-    return this.#users.tokenOf(name);
+    const kernel = this.#kernel;
+    return this.#tokens.tokenOf(
+      name,
+      () => kernel.read((c) => c.hGet(kernel.keys.users, name)),
+    );
   }
 
   /** While its token is still `token`, in one script. */
-  removeUser(
+  async removeUser(
     name: string,
     token: string,
     allowance?: Allowance,
   ): Promise<boolean> {
-    return this.#users.removeUser(name, token, allowance);
+    const result = oneOf(
+      "remove",
+      await this.#kernel.writes.run(
+        "remove",
+        this.#kernel.keys,
+        { name, token },
+        allowance,
+      ),
+      ["removed", "kept"],
+    );
+    if (result === "kept") return false;
+    this.#tokens.forget(name);
+    this.#userList.changed();
+    return true;
   }
 
   /** From the local copy while it is current. */
   listUsers(): Awaitable<string[]> {
-    return this.#users.listUsers();
+    const kernel = this.#kernel;
+    return this.#userList.read(() =>
+      kernel.load(() => kernel.read((c) => c.zRange(kernel.keys.order, 0, -1)))
+    );
   }
 
   userCount(): Promise<number> {
-    return this.#users.userCount();
+    return this.#kernel.read((c) => c.hLen(this.#kernel.keys.users));
   }
 
   /** Sent to Redis before this process's next sweep. */
   touchUser(name: string): void {
-    this.#users.touchUser(name);
+    this.#presence.touch(name);
   }
 
-  /** How long `client` must wait before authenticating again, as every process counts. */
+  /**
+   * Converts the users an earlier version left: a token kept in clear
+   * becomes its digest and a name gains its look, each in one step that
+   * does nothing if the user changed meanwhile.
+   */
+  async #convertEarlier(): Promise<void> {
+    const kernel = this.#kernel;
+    const { keys } = kernel;
+    if (await kernel.read((c) => c.get(keys.converted)) !== null) return;
+    let cursor = "0";
+    // HSCAN ends by returning cursor 0; the bound only guards a Redis that never does.
+    for (let step = 0; step < 10_000_000; step++) {
+      const reply = await kernel.script("usersToConvert", keys, {
+        cursor,
+        count: "500",
+      });
+      if (
+        !Array.isArray(reply) || reply.some((item) => typeof item !== "string")
+      ) throw new UnexpectedReply("usersToConvert", reply);
+      const [next, ...found] = reply as string[];
+      for (let i = 0; i + 1 < found.length; i += 2) {
+        const name = found[i]!, stored = found[i + 1]!;
+        await kernel.script("convertUser", keys, {
+          name,
+          stored,
+          digest: isClearToken(stored) ? tokenDigest(stored) : stored,
+          skeleton: lookOf(name),
+        });
+      }
+      if (next === "0") {
+        await kernel.read((c) => c.setIfAbsent(keys.converted, "1"));
+        return;
+      }
+      cursor = next!;
+    }
+  }
+
+  /** As every process counts; only a client that failed here lately costs a round trip. */
   authWait(
     client: string,
     rate: RateLimit,
     credential: { name: string; digest: string } | null,
   ): Awaitable<AuthTry> {
-    return this.#authFailures.authWait(client, rate, credential);
+    const waitMs = this.#knownAuthWait(client, rate);
+    if (waitMs > 0) return { waitMs };
+    if (!this.#authLocal.tracks(client)) return FREE_TRY;
+    return this.#runAuth(client, rate, credential).then((answer) => {
+      // Redis did not answer: the caller checks, as this process alone would.
+      if (answer === undefined) return FREE_TRY;
+      const [verdict, waitMs] = answer;
+      if (verdict === -1) return { waitMs: Math.max(1, waitMs) };
+      if (verdict === 0) this.#authLocal.take(client, rate);
+      return { waitMs: 0, verdict: verdict === 1 };
+    });
   }
 
-  /** Counts one failed authentication of `client` in Redis, shared by every process. */
+  /** Counted in Redis, shared by every process. */
   countAuthFailure(client: string, rate: RateLimit): Promise<number> {
-    return this.#authFailures.countAuthFailure(client, rate);
+    // Counted here at once, before the round trip: this process's next try
+    // of the client, even in this same turn, is then judged in Redis.
+    const localWait = this.#authLocal.take(client, rate);
+    return this.#runAuth(client, rate, undefined).then((answer) =>
+      // Redis did not answer: this process's count stands alone.
+      answer === undefined
+        ? localWait
+        : answer[0] === 1
+        ? 0
+        : Math.max(1, answer[1])
+    );
+  }
+
+  #authWaitFor(client: string, waitMs: number): void {
+    if (this.#authWaiting.size >= MAX_WAITING) {
+      this.#authWaiting.delete(this.#authWaiting.keys().next().value!);
+    }
+    this.#authWaiting.set(client, Date.now() + waitMs);
+  }
+
+  /** The wait this process knows of: its own count, and what Redis announced. */
+  #knownAuthWait(client: string, rate: RateLimit): number {
+    const local = this.#authLocal.waitOf(client, rate);
+    const until = this.#authWaiting.get(client);
+    if (until === undefined) return local;
+    const shared = until - Date.now();
+    if (shared <= 0) this.#authWaiting.delete(client);
+    return Math.max(local, shared);
+  }
+
+  /**
+   * Runs `authCheck` for a credential (a name and its token's digest), else
+   * `authFailure`: `[verdict or counted, wait]`, or `undefined` when Redis
+   * did not answer.
+   */
+  async #runAuth(
+    client: string,
+    rate: RateLimit,
+    credential: { name: string; digest: string } | null | undefined,
+  ): Promise<[number, number] | undefined> {
+    const keys = this.#kernel.keys;
+    const script = credential === undefined ? "authFailure" : "authCheck";
+    let reply: unknown;
+    try {
+      // `authFailure` takes no credential: callOf sends only what it declares.
+      reply = await this.#kernel.script(
+        script,
+        { ...keys, bucket: keys.authFailures + client },
+        {
+          client,
+          period: String(rate.periodMs),
+          burst: String(rate.burst),
+          name: credential?.name ?? "",
+          digest: credential?.digest ?? "",
+        },
+      );
+    } catch {
+      return undefined;
+    }
+    if (
+      !Array.isArray(reply) || reply.length !== 2 ||
+      !reply.every((n) => typeof n === "number")
+    ) {
+      throw new UnexpectedReply(script, reply);
+    }
+    const [first, waitMs] = reply as [number, number];
+    // Refused from memory at once, before the notice to every process comes back.
+    if (waitMs > 0) this.#authWaitFor(client, waitMs);
+    return [first, waitMs];
   }
 
   /** Told to Redis in the background. */
@@ -229,35 +400,86 @@ export class RedisStore implements Store {
   }
 
   /** Insert, trim and notice in one script. */
-  addMessage(message: string, allowance?: Allowance): Promise<number> {
-    return this.#messages.addMessage(message, allowance);
+  async addMessage(message: string, allowance?: Allowance): Promise<number> {
+    const kernel = this.#kernel;
+    const id = messageId(
+      "addMessage",
+      await kernel.writes.run("addMessage", kernel.keys, {
+        message,
+        history: String(this.#history),
+        floor: String(kernel.highestId),
+      }, allowance),
+    );
+    kernel.sawId(id);
+    this.#newest.changed();
+    return id;
   }
 
   /** From the local copy while it is current. */
   newestMessages(limit: number): Awaitable<readonly string[]> {
-    return this.#messages.newestMessages(limit);
+    if (limit !== this.#newestLimit) {
+      this.#newestLimit = limit;
+      this.#newest.changed();
+    }
+    const kernel = this.#kernel;
+    return this.#newest.read(() =>
+      kernel.load(async () => {
+        const entries = await kernel.read((c) =>
+          c.lRange(kernel.keys.messages, 0, limit - 1)
+        );
+        return entries.map((entry) => historyEntry("LRANGE", entry).json);
+      })
+    );
   }
 
-  /** In one round trip. */
-  recentMessages(afterId: number, limit?: number): Promise<RecentMessages> {
-    return this.#messages.recentMessages(afterId, limit);
+  /** In one round trip that reads only those. */
+  async recentMessages(
+    afterId: number,
+    limit?: number,
+  ): Promise<RecentMessages> {
+    const reply = await this.#kernel.script("recent", this.#kernel.keys, {
+      afterId: String(afterId),
+      limit: String(limit ?? this.#history),
+    });
+    const recent = recentMessages(reply, afterId);
+    this.#kernel.sawId(recent.newestId);
+    return recent;
   }
 
-  /** A page of the history below `before`, newest first, in one round trip. */
-  olderMessages(
+  /** A page of the history below `before`, newest first, in one round trip that reads only the page. */
+  async olderMessages(
     before: number | undefined,
     limit: number,
   ): Promise<MessagePage> {
-    return this.#messages.olderMessages(before, limit);
+    // Above every id: ids are safe integers, and Lua's numbers hold this one exactly.
+    const below = before ?? Number.MAX_SAFE_INTEGER;
+    const reply = await this.#kernel.script("older", this.#kernel.keys, {
+      before: String(below),
+      limit: String(limit),
+    });
+    return messagePage(reply, below, limit);
   }
 
   getQuote(): Awaitable<string> {
-    return this.#quote.getQuote();
+    const kernel = this.#kernel;
+    return this.#quote.read(() =>
+      kernel.load(async () =>
+        (await kernel.read((c) => c.get(kernel.keys.quoteKey))) ??
+          INITIAL_QUOTE
+      )
+    );
   }
 
   /** Replace and notice in one script. */
-  setQuote(quote: string, allowance?: Allowance): Promise<void> {
-    return this.#quote.setQuote(quote, allowance);
+  async setQuote(quote: string, allowance?: Allowance): Promise<void> {
+    const result = await this.#kernel.writes.run(
+      "setQuote",
+      this.#kernel.keys,
+      { quote },
+      allowance,
+    );
+    if (result !== "set") throw new UnexpectedReply("setQuote", result);
+    this.#quote.changed();
   }
 
   subscribe(listener: (event: StoreEvent) => void): () => void {

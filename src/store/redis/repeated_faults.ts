@@ -4,30 +4,11 @@
  * @module
  */
 
-export interface RepeatedFaults {
-  report(kind: string, message: string): void;
-  close(): void;
-}
-
-/**
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { repeatedFaults } from "./repeated_faults.ts";
- * const lines: string[] = [];
- * const faults = repeatedFaults((line) => lines.push(line), 10_000);
- * for (let i = 0; i < 480; i++) faults.report("OOM", "redis: OOM command not allowed");
- * faults.close();
- * assert.deepEqual(lines, [
- *   "redis: OOM command not allowed",
- *   "redis: OOM command not allowed (479 more times in 10 s)",
- * ]);
- * ```
- */
+/** Logs a kind's first report at once, and how many more came when its window ends (or on `close`). */
 export function repeatedFaults(
   log: (line: string) => void,
   windowMs: number,
-): RepeatedFaults {
+) {
   const open = new Map<
     string,
     { message: string; more: number; timer: ReturnType<typeof setTimeout> }
@@ -44,7 +25,7 @@ export function repeatedFaults(
     }
   };
   return {
-    report(kind, message) {
+    report(kind: string, message: string): void {
       const entry = open.get(kind);
       if (entry !== undefined) {
         entry.more++;
@@ -56,7 +37,7 @@ export function repeatedFaults(
       Deno.unrefTimer(timer);
       open.set(kind, { message, more: 0, timer });
     },
-    close() {
+    close(): void {
       for (const kind of [...open.keys()]) flush(kind);
     },
   };

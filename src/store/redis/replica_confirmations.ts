@@ -7,74 +7,43 @@
 import type { CommandGate } from "./command_gate.ts";
 import type { RedisConnection } from "./redis_connection.ts";
 
-export interface ConfirmationOptions {
-  replicas: number;
-  timeoutMs: number;
-}
-
-interface Next {
-  session: number;
-  confirmed: PromiseWithResolvers<boolean>;
-}
-
-/**
- * One `WAIT` at a time, shared by every write answered before it is sent.
- *
- * @example Confirming a write
- * ```ts ignore
- * const confirmations = new ReplicaConfirmations(connection, gate, { replicas: 1, timeoutMs: 250 });
- * const session = connection.session;
- * await connection.run("setQuote", keys, args);
- * const held = await confirmations.confirm(session); // false: ask again, or send the write again
- * ```
- */
+/** One `WAIT` at a time, shared by every write answered before it is sent. */
 export class ReplicaConfirmations {
-  #connection: Pick<RedisConnection, "session" | "wait">;
-  #gate: CommandGate;
-  #replicas: number;
-  #timeoutMs: number;
   #waiting = false;
-  #next: Next | undefined;
+  #next: (PromiseWithResolvers<boolean> & { session: number }) | undefined;
 
+  /** Each `WAIT` asks for `replicas`, within `timeoutMs`. */
   constructor(
-    connection: Pick<RedisConnection, "session" | "wait">,
-    gate: CommandGate,
-    options: ConfirmationOptions,
-  ) {
-    this.#connection = connection;
-    this.#gate = gate;
-    this.#replicas = options.replicas;
-    this.#timeoutMs = options.timeoutMs;
-  }
-
-  get timeoutMs(): number {
-    return this.#timeoutMs;
-  }
+    private readonly connection: Pick<RedisConnection, "session" | "wait">,
+    private readonly gate: CommandGate,
+    private readonly replicas: number,
+    readonly timeoutMs: number,
+  ) {}
 
   /** False at the timeout, when unsent, and at once on another session (its `WAIT` would not count them). */
   confirm(session: number): Promise<boolean> {
-    if (session !== this.#connection.session) return Promise.resolve(false);
+    if (session !== this.connection.session) return Promise.resolve(false);
     if (!this.#waiting) return this.#send(session);
     if (this.#next?.session !== session) {
-      this.#next?.confirmed.resolve(false);
-      this.#next = { session, confirmed: Promise.withResolvers<boolean>() };
+      this.#next?.resolve(false);
+      this.#next = { ...Promise.withResolvers<boolean>(), session };
     }
-    return this.#next.confirmed.promise;
+    return this.#next.promise;
   }
 
   #send(session: number): Promise<boolean> {
-    if (session !== this.#connection.session) return Promise.resolve(false);
+    if (session !== this.connection.session) return Promise.resolve(false);
     this.#waiting = true;
-    return this.#gate.read(() =>
-      this.#connection.wait(this.#replicas, this.#timeoutMs)
+    return this.gate.read(() =>
+      this.connection.wait(this.replicas, this.timeoutMs)
     ).then(
-      (held) => held >= this.#replicas,
+      (held) => held >= this.replicas,
       () => false,
     ).finally(() => {
       this.#waiting = false;
       const next = this.#next;
       this.#next = undefined;
-      if (next) next.confirmed.resolve(this.#send(next.session));
+      if (next) next.resolve(this.#send(next.session));
     });
   }
 }

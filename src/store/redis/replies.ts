@@ -5,16 +5,7 @@
 
 import type { MessagePage, RecentMessages, StoredMessage } from "../store.ts";
 
-/**
- * A reply Redis should not have sent.
- *
- * @example Refusing a reply
- * ```ts
- * import { UnexpectedReply } from "./replies.ts";
- * const error = new UnexpectedReply("register", 42);
- * console.log(error.message); // "unexpected reply to register: 42"
- * ```
- */
+/** A reply Redis should not have sent. */
 export class UnexpectedReply extends Error {
   constructor(command: string, reply: unknown) {
     super(
@@ -26,13 +17,6 @@ export class UnexpectedReply extends Error {
   }
 }
 
-/**
- * @example A registration's outcome
- * ```ts
- * import { oneOf } from "./replies.ts";
- * const outcome = oneOf("register", "exists", ["registered", "exists", "full"] as const);
- * ```
- */
 export function oneOf<const T extends string>(
   command: string,
   reply: unknown,
@@ -70,14 +54,7 @@ export interface CheckReply {
   newestId: number;
 }
 
-/**
- * @example Redis's clock at 1.5 s past the epoch, generation `g`, id 7
- * ```ts
- * import { checkReply } from "./replies.ts";
- * const check = checkReply(["1", "500000", "g", "7"]);
- * // { redisNow: 1500, generation: "g", newestId: 7 }
- * ```
- */
+/** `check.lua`'s reply: Redis's `TIME`, the generation, the newest id. */
 export function checkReply(reply: unknown): CheckReply {
   if (!Array.isArray(reply) || reply.length !== 4) {
     throw new UnexpectedReply("check", reply);
@@ -95,16 +72,7 @@ export function checkReply(reply: unknown): CheckReply {
   };
 }
 
-/**
- * The `recent` script answers the newest id, the oldest retained id (or 0), then the entries.
- *
- * @example Two messages above id 3, none gone
- * ```ts
- * import { recentMessages } from "./replies.ts";
- * const recent = recentMessages([5, 1, '5 {"i":5}', '4 {"i":4}'], 3);
- * // { messages: [{ id: 4, ... }, { id: 5, ... }], newestId: 5, missed: 0 }
- * ```
- */
+/** The `recent` script answers the newest id, the oldest retained id (or 0), then the entries. */
 export function recentMessages(
   reply: unknown,
   afterId: number,
@@ -127,26 +95,11 @@ export function recentMessages(
   return {
     messages,
     newestId,
-    missed: Math.max(
-      0,
-      Math.min(newestId - afterId, firstRetained - 1 - afterId),
-    ),
+    missed: Math.max(0, Math.min(newestId, firstRetained - 1) - afterId),
   };
 }
 
-/**
- * What the `older` script answers (up to `limit + 1` entries, newest
- * first, every id below `before`), read as a page, else a fault.
- *
- * @example Two asked, and an older one exists
- * ```ts
- * import assert from "node:assert/strict";
- * import { messagePage } from "./replies.ts";
- * const page = messagePage(['9 {"i":9}', '8 {"i":8}', '7 {"i":7}'], 10, 2);
- * assert.deepEqual(page.messages.map((m) => m.id), [9, 8]);
- * assert.equal(page.next, 8);
- * ```
- */
+/** The `older` script's up to `limit + 1` entries below `before`, newest first, as a page. */
 export function messagePage(
   reply: unknown,
   before: number,

@@ -52,7 +52,7 @@ interface Declaration<K extends string, A extends string> {
 }
 
 function script<const K extends string, const A extends string>(
-  declared: Declaration<K, A>,
+  { lua, ...declared }: Declaration<K, A>,
 ): Script<K, A> {
   const locals = [
     ...declared.keys.map((key, i) => `local ${key} = KEYS[${i + 1}]`),
@@ -61,17 +61,12 @@ function script<const K extends string, const A extends string>(
       ? []
       : [`local ${declared.rest}From = ${declared.args.length + 1}`]),
   ];
-  return {
-    keys: declared.keys,
-    args: declared.args,
-    rest: declared.rest,
-    source: [...locals, ...declared.lua].join("\n"),
-  };
+  return { ...declared, source: [...locals, ...lua].join("\n") };
 }
 
-/** The keys and arguments every settled write takes before its own. */
-const SETTLED_KEYS = ["records"] as const;
+/** The arguments every settled write takes before its own, after its `records` key. */
 const SETTLED_ARGS = ["writeNumber", "fence", "expiry"] as const;
+export type SettledArg = typeof SETTLED_ARGS[number];
 
 /** A settled write as `name` and `nameLimited`, which also spends the client's allowance. */
 function write<
@@ -79,7 +74,7 @@ function write<
   const K extends string,
   const A extends string,
 >(name: N, declared: Declaration<K, A>) {
-  const keys = [...SETTLED_KEYS, ...declared.keys] as const;
+  const keys = ["records", ...declared.keys] as const;
   const args = [...SETTLED_ARGS, ...declared.args] as const;
   const [body, ...libraries] = [...declared.lua].reverse();
   const before = [clock, notices, ...libraries.reverse(), settled];
@@ -91,20 +86,16 @@ function write<
       lua: [...before, allowance, body!],
     }),
   } as
-    & Record<N, Script<K | "records", A | typeof SETTLED_ARGS[number]>>
+    & Record<N, Script<K | "records", A | SettledArg>>
     & Record<
       `${N}Limited`,
-      Script<
-        K | "records" | "bucket",
-        A | typeof SETTLED_ARGS[number] | "period" | "burst"
-      >
+      Script<K | "records" | "bucket", A | SettledArg | "period" | "burst">
     >;
 }
 
-/** Every script, by name. */
 export const SCRIPTS = {
   ...write("register", {
-    keys: ["users", "order", "sequence", "channel", "touched", "looks"],
+    keys: ["users", "order", "userSequence", "channel", "touched", "looks"],
     args: ["name", "token", "maxUsers", "skeleton"],
     lua: [register],
   }),
@@ -188,36 +179,18 @@ export const SCRIPTS = {
   }),
 } as const;
 
-/** The name of one of {@linkcode SCRIPTS}. */
 export type ScriptName = keyof typeof SCRIPTS;
 
 /** The settled writes: each has a rate-limited twin, `<name>Limited`. */
 export type WriteName = "register" | "remove" | "addMessage" | "setQuote";
 
-/** The key names of script `N`. */
 export type KeysOf<N extends ScriptName> = typeof SCRIPTS[N] extends
   Script<infer K, string> ? K : never;
 
-/** The argument names of script `N`. */
 export type ArgsOf<N extends ScriptName> = typeof SCRIPTS[N] extends
   Script<string, infer A> ? A : never;
 
-/**
- * A call of script `name`: its KEYS and ARGV in declared order, then `rest`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { callOf } from "./scripts.ts";
- * assert.deepEqual(
- *   callOf("recent", { sequence: "lms:seq", messages: "lms:history" }, {
- *     limit: "5",
- *     afterId: "0",
- *   }),
- *   ["recent", ["lms:history", "lms:seq"], ["0", "5"]],
- * );
- * ```
- */
+/** A call of script `name`: its KEYS and ARGV in declared order, then `rest`. */
 export function callOf<N extends ScriptName>(
   name: N,
   keys: Record<KeysOf<N>, string>,

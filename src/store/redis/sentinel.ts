@@ -13,13 +13,12 @@ const SENTINEL_TIMEOUT_MS = 500;
 async function ask(
   sentinel: HostPort,
   masterName: string,
-  timeoutMs: number,
 ): Promise<HostPort | null> {
   const client = createClient({
     socket: {
       host: sentinel.host,
       port: sentinel.port,
-      connectTimeout: timeoutMs,
+      connectTimeout: SENTINEL_TIMEOUT_MS,
       reconnectStrategy: false,
     },
     disableOfflineQueue: true,
@@ -29,18 +28,13 @@ async function ask(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`no answer in ${timeoutMs} ms`)),
-      timeoutMs,
+      () => reject(new Error(`no answer in ${SENTINEL_TIMEOUT_MS} ms`)),
+      SENTINEL_TIMEOUT_MS,
     );
   });
-  const answer = (async () => {
-    await client.connect();
-    return await client.sendCommand([
-      "SENTINEL",
-      "GET-MASTER-ADDR-BY-NAME",
-      masterName,
-    ]);
-  })();
+  const answer = client.connect().then(() =>
+    client.sendCommand(["SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName])
+  );
   // Once too late, its failure (the client destroyed) goes nowhere.
   answer.catch(() => {});
   try {
@@ -54,22 +48,13 @@ async function ask(
   }
 }
 
-/**
- * Most named first, a tie to the sentinel listed first; throws, saying why, when none answers or knows it.
- *
- * @example Asking three sentinels
- * ```ts ignore
- * const [master] = await locateMasters(parseSentinelUrl("redis+sentinel://a,b,c/cache")!);
- * console.log(`${master.host}:${master.port}`);
- * ```
- */
+/** Most named first, a tie to the sentinel listed first; throws, saying why, when none answers or knows it. */
 export async function locateMasters(
   address: SentinelAddress,
-  timeoutMs = SENTINEL_TIMEOUT_MS,
 ): Promise<HostPort[]> {
   const answers = await Promise.all(
     address.sentinels.map((sentinel) =>
-      ask(sentinel, address.masterName, timeoutMs).catch((error: Error) =>
+      ask(sentinel, address.masterName).catch((error: Error) =>
         `${sentinel.host}:${sentinel.port}: ${error.message || error}`
       )
     ),

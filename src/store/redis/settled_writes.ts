@@ -19,13 +19,10 @@ import {
   LATE,
   LIMITED,
   type ScriptName,
+  type SettledArg,
   type WriteName,
 } from "./scripts.ts";
-
 import { UnexpectedReply } from "./replies.ts";
-
-/** The arguments every settled write takes before its own, filled in here. */
-type SettledArg = "writeNumber" | "fence" | "expiry";
 
 /** How long a dead process's records outlive the second they were written in. */
 export const RECORD_TTL_MS = 3_600_000;
@@ -36,17 +33,7 @@ export const SETTLE_LIMIT_MS = 600_000;
 /** How far past a write's fence its record is kept, for clock disagreement and a running script. */
 const FENCE_GRACE_MS = 1000;
 
-/**
- * A write whose outcome could not be learnt: it may or may not have
- * happened. Answered 500 (a fault), never 503.
- *
- * @example What a caller sees
- * ```ts
- * import { WriteOutcomeUnknown } from "./settled_writes.ts";
- * const error = new WriteOutcomeUnknown("the store was closed");
- * console.log(error.name); // "WriteOutcomeUnknown"
- * ```
- */
+/** A write that may or may not have happened: answered 500 (a fault), never 503. */
 export class WriteOutcomeUnknown extends Error {
   /** Says why the outcome could not be learnt. */
   constructor(why: string, options?: ErrorOptions) {
@@ -76,20 +63,16 @@ const ASKED = {
 
 /**
  * One write's way to its outcome: state, then event, then the next state; a
- * state that is no key ends it. docs/redis.md (Settling a write) draws it.
+ * state that is no key ends it. docs/redis.md (Settling a write) says what
+ * each state is, and draws it.
  */
 export const SETTLING = {
-  /** The first attempt is out: nothing has run yet, so a failure that says it never will ends the write. */
+  // Nothing has run yet: a failure that says it never will ends the write.
   sent: { ...ATTEMPTED, unsent: "notRun", refused: "notRun" },
-  /** An attempt may have run: wait, then send it again. */
   inDoubt: { waited: "resent", timeUp: "gaveUp", closed: "gaveUp" },
-  /** Another attempt is out, with the same key and fence. */
   resent: ATTEMPTED,
-  /** An attempt was answered: do the replicas hold it (yes at once when none need to)? */
   confirming: ASKED,
-  /** They did not yet: asked again while the connection lasts; meanwhile new writes are refused. */
   unconfirmed: ASKED,
-  /** The answer is the outcome: the write's result, or the client's allowance spent. */
   known: { result: "settled", limited: "limited", fault: "fault" },
 } as const;
 
@@ -121,52 +104,35 @@ class Write {
   ) {}
 }
 
-/** A second of writes: where their records go, how many are unsettled, the latest fence given. */
-interface Period {
-  /** The hash of their records. */
-  key: string;
-  unsettled: number;
-  lastFence: number;
+/** A second of writes: where their records go (`key`), how many are unsettled, the latest fence given. */
+class Period {
+  unsettled = 0;
+  lastFence = 0;
   /** Whether a write has set the hash's expiry (then the next need not). */
-  expires: boolean;
+  expires = false;
   /** Whether any write was sent: else there is nothing to delete. */
-  used: boolean;
+  used = false;
+
+  constructor(readonly key: string) {}
 }
 
-/** Options of {@linkcode SettledWrites}. */
 export interface SettledWritesOptions {
   /** Prepended to the record set's key. */
   prefix: string;
-  /** How long after it is sent a write may still apply: its fence. */
-  windowMs: number;
-  /** Where rate-limit buckets live: this, then the client. */
-  allowancePrefix: string;
+  /** How long after it is sent a write may still apply (its fence): the command timeout. */
+  timeoutMs: number;
   /** How many replicas must hold a write before it is answered (`WAIT`); 0, the default, answers at once. */
   replicas?: number;
 }
 
-/**
- * Runs the write scripts of `scripts.ts`, settled.
- *
- * @example Setting the quote
- * ```ts ignore
- * const writes = new SettledWrites(connection, gate, { prefix: "lms:", windowMs: 1000, allowancePrefix: "lms:allowance:" });
- * await writes.run("setQuote", { quoteKey: "lms:quote", channel: "lms:changes" }, { quote: "Hello!" });
- * ```
- */
+/** Runs the write scripts of `scripts.ts`, settled. */
 export class SettledWrites {
-  #connection: RedisConnection;
-  #gate: CommandGate;
-  #windowMs: number;
-  #allowancePrefix: string;
   /** The start of this process's records' keys: random, so no two processes share one. */
   readonly records: string;
   #next = 0;
   #periodCount = 0;
-  /** One period per check; the first is the oldest whose records are kept. */
-  #periods: Period[];
-  /** The newest period, the one new writes go in: always the last of `#periods`. */
-  #current: Period;
+  /** One period per check, oldest first; new writes go in the last. */
+  #periods: Period[] = [];
   /** Keys of records nothing can ask for any more, to delete. */
   #unneeded: string[] = [];
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
@@ -177,41 +143,27 @@ export class SettledWrites {
   /** Writes in `unconfirmed` (ran, not yet held by the replicas): while any, new writes are refused. */
   #unconfirmed = 0;
 
-  /** Writes through `gate` on `connection`. */
   constructor(
-    connection: RedisConnection,
-    gate: CommandGate,
-    options: SettledWritesOptions,
+    private readonly connection: RedisConnection,
+    private readonly gate: CommandGate,
+    private readonly options: SettledWritesOptions,
   ) {
-    this.#connection = connection;
-    this.#gate = gate;
-    this.#windowMs = options.windowMs;
-    this.#allowancePrefix = options.allowancePrefix;
     const id = crypto.getRandomValues(new Uint8Array(8)).reduce(
       (hex, byte) => hex + byte.toString(16).padStart(2, "0"),
       "",
     );
     this.records = `${options.prefix}writes:${id}:`;
-    this.#current = this.#period();
-    this.#periods = [this.#current];
+    this.#periods.push(new Period(this.records + this.#periodCount++));
     if ((options.replicas ?? 0) > 0) {
       // A WAIT holds up the reads queued behind it on the connection, so
       // it waits at most a quarter of what a read may wait.
-      this.#confirmations = new ReplicaConfirmations(connection, gate, {
-        replicas: options.replicas!,
-        timeoutMs: Math.max(1, Math.floor(options.windowMs / 4)),
-      });
+      this.#confirmations = new ReplicaConfirmations(
+        connection,
+        gate,
+        options.replicas!,
+        Math.max(1, Math.floor(options.timeoutMs / 4)),
+      );
     }
-  }
-
-  #period(): Period {
-    return {
-      key: this.records + this.#periodCount++,
-      unsettled: 0,
-      lastFence: 0,
-      expires: false,
-      used: false,
-    };
   }
 
   /** Takes a reading of Redis's clock, `redisNow`, made between our `sentAt` and `repliedAt` (Date.now()). */
@@ -237,9 +189,9 @@ export class SettledWrites {
         ),
       );
     }
-    const period = this.#current;
+    const period = this.#periods.at(-1)!;
     const fence = Math.floor(
-      Date.now() + this.#clock.offset + this.#windowMs,
+      Date.now() + this.#clock.offset + this.options.timeoutMs,
     );
     if (fence > period.lastFence) period.lastFence = fence;
     const head = {
@@ -255,7 +207,8 @@ export class SettledWrites {
         `${script}Limited`,
         {
           ...all,
-          bucket: this.#allowancePrefix + allowance.client,
+          // A client's rate-limit bucket.
+          bucket: `${this.options.prefix}allowance:${allowance.client}`,
         } as Record<KeysOf<`${N}Limited`>, string>,
         {
           ...head,
@@ -315,9 +268,9 @@ export class SettledWrites {
     const [script, keys, args] = write.call;
     let reply: unknown;
     try {
-      reply = await this.#gate.send(() => {
-        write.session = this.#connection.session;
-        return this.#connection.run(script, keys, args);
+      reply = await this.gate.send(() => {
+        write.session = this.connection.session;
+        return this.connection.run(script, keys, args);
       });
     } catch (error) {
       write.error = error;
@@ -358,7 +311,7 @@ export class SettledWrites {
     const left = this.#left(write, write.error);
     if (typeof left !== "number") return left;
     await this.#sleep(Math.min(50 * 2 ** write.attempts, 1000, left));
-    await this.#sleep(left, this.#connection.whenReady().catch(() => {}));
+    await this.#sleep(left, this.connection.whenReady().catch(() => {}));
     return "waited";
   }
 
@@ -369,7 +322,7 @@ export class SettledWrites {
     write.asks++;
     const asked = performance.now();
     if (await confirmations.confirm(write.session)) return "confirmed";
-    if (write.session !== this.#connection.session) {
+    if (write.session !== this.connection.session) {
       write.error = undefined;
       return "lost";
     }
@@ -416,13 +369,13 @@ export class SettledWrites {
 
   /** Starts a new period and deletes the records of settled periods whose fences have passed. */
   async tick(): Promise<void> {
-    this.#current = this.#period();
-    this.#periods.push(this.#current);
+    const current = new Period(this.records + this.#periodCount++);
+    this.#periods.push(current);
     const passed = Date.now() + this.#clock.offset - this.#clock.error -
       FENCE_GRACE_MS;
     for (
       let oldest = this.#periods[0];
-      oldest !== undefined && oldest !== this.#current &&
+      oldest !== undefined && oldest !== current &&
       oldest.unsettled === 0 && oldest.lastFence < passed;
       oldest = this.#periods[0]
     ) {
@@ -432,7 +385,7 @@ export class SettledWrites {
     if (this.#unneeded.length === 0) return;
     const keys = this.#unneeded.splice(0);
     try {
-      await this.#gate.read(() => this.#connection.unlink(keys));
+      await this.gate.read(() => this.connection.unlink(keys));
     } catch (error) {
       this.#unneeded.push(...keys);
       throw error;

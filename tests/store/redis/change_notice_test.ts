@@ -106,12 +106,14 @@ Deno.test({
                 ])
               );
             assert.deepEqual(await presence([text], []), {
-              kind: "online",
+              kind: "presence",
               name: text,
+              online: true,
             });
             assert.deepEqual(await presence([], [text]), {
-              kind: "offline",
+              kind: "presence",
               name: text,
+              online: false,
             });
           }
           assert.deepEqual(
@@ -127,7 +129,7 @@ Deno.test({
               ],
               [text, "token"],
             ),
-            { kind: "removed", name: text },
+            { kind: "unregistered", name: text },
           );
         }),
         { numRuns: 60 },

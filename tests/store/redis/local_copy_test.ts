@@ -6,21 +6,16 @@
  */
 
 import assert from "node:assert/strict";
-import {
-  KeptTokens,
-  LocalCopy,
-  type Subscription,
-} from "../../../src/store/redis/local_copy.ts";
+import { KeptTokens, LocalCopy } from "../../../src/store/redis/local_copy.ts";
 
 /** A subscription the test turns on and off, and reconnects. */
-function subscription(): Subscription & { up: boolean; reconnect(): void } {
+function subscription() {
   let epoch = 0;
   return {
     up: true,
-    live() {
-      return this.up;
+    subscriptionEpoch(): number | undefined {
+      return this.up ? epoch : undefined;
     },
-    epoch: () => epoch,
     reconnect() {
       epoch++;
     },

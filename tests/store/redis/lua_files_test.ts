@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SCRIPTS } from "../../../src/store/redis/scripts.ts";
+import { callOf, SCRIPTS } from "../../../src/store/redis/scripts.ts";
 
 const LUA = new URL("../../../src/store/redis/lua/", import.meta.url);
 
@@ -35,4 +35,14 @@ Deno.test("every script binds each declared key and argument to one Lua local, i
       `${name}: a name used twice`,
     );
   }
+});
+
+Deno.test("a call names keys and arguments in any order and sends them in the declared one", () => {
+  assert.deepEqual(
+    callOf("recent", { sequence: "lms:seq", messages: "lms:history" }, {
+      limit: "5",
+      afterId: "0",
+    }),
+    ["recent", ["lms:history", "lms:seq"], ["0", "5"]],
+  );
 });

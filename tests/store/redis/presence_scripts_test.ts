@@ -129,15 +129,19 @@ presenceTest(
     await presence(redis, keys, "dying", 500, "change", ["ann", "bob"]);
     await presence(redis, keys, "alive", 60_000, "change", ["bob"]);
     assert.deepEqual(await heard(), [
-      { kind: "online", name: "ann" },
-      { kind: "online", name: "bob" },
+      { kind: "presence", name: "ann", online: true },
+      { kind: "presence", name: "bob", online: true },
     ]);
     // Before its expiry, the process still counts.
     assert.deepEqual(await beat(redis, keys, "alive"), [1, 0]);
     assert.deepEqual(await online(redis, keys), ["ann", "bob"]);
     await sleep(500);
     assert.deepEqual(await beat(redis, keys, "alive"), [1, 0]);
-    assert.deepEqual(await heard(), [{ kind: "offline", name: "ann" }]);
+    assert.deepEqual(await heard(), [{
+      kind: "presence",
+      name: "ann",
+      online: false,
+    }]);
     assert.deepEqual(await online(redis, keys), ["bob"]);
     assert.deepEqual(await redis.zRange(keys.processes, 0, -1), ["alive"]);
     // The dead one's beat, should it come back, says its record was gone.
@@ -167,7 +171,11 @@ presenceTest(
       await presence(redis, keys, "stalled", 60_000, "change", ["bob"]),
       "gone",
     );
-    assert.deepEqual(await heard(), [{ kind: "online", name: "bob" }]);
+    assert.deepEqual(await heard(), [{
+      kind: "presence",
+      name: "bob",
+      online: true,
+    }]);
     assert.deepEqual(await online(redis, keys), ["bob"]);
     assert.deepEqual(await beat(redis, keys, "stalled"), [1, 0]);
     assert.equal(
@@ -204,14 +212,14 @@ presenceTest(
     // Unregistered names are never held.
     await presence(redis, keys, "p", 60_000, "set", ["bob", "cy", "nobody"]);
     assert.deepEqual(await heard(), [
-      { kind: "online", name: "cy" },
-      { kind: "offline", name: "ann" },
+      { kind: "presence", name: "cy", online: true },
+      { kind: "presence", name: "ann", online: false },
     ]);
     assert.deepEqual(await online(redis, keys), ["bob", "cy"]);
     await presence(redis, keys, "p", 60_000, "retire", []);
     assert.deepEqual(await heard(), [
-      { kind: "offline", name: "bob" },
-      { kind: "offline", name: "cy" },
+      { kind: "presence", name: "bob", online: false },
+      { kind: "presence", name: "cy", online: false },
     ]);
     assert.deepEqual(await online(redis, keys), []);
     assert.deepEqual(await redis.zRange(keys.processes, 0, -1), []);
@@ -241,7 +249,7 @@ presenceTest(
         keys.looks,
       ], ["80", "100"]);
     assert.equal(await forget(), 1);
-    assert.deepEqual(await heard(), [{ kind: "removed", name: "idle" }]);
+    assert.deepEqual(await heard(), [{ kind: "unregistered", name: "idle" }]);
     assert.equal(await redis.hGet(keys.users, "idle"), null);
     assert.deepEqual(await redis.zRange(keys.order, 0, -1), [
       "online",
@@ -276,7 +284,7 @@ presenceTest(
       keys.looks,
     ], [String(number++), String(Date.now() + 60_000), "0", "ann", "t"]);
     assert.equal(removed, "removed");
-    assert.deepEqual(await heard(), [{ kind: "removed", name: "ann" }]);
+    assert.deepEqual(await heard(), [{ kind: "unregistered", name: "ann" }]);
     assert.deepEqual(await redis.zRange(keys.held, 0, -1), []);
     await register(redis, keys, "ann");
     assert.deepEqual(await online(redis, keys), []);

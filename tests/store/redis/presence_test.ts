@@ -8,7 +8,7 @@
  */
 
 import assert from "node:assert/strict";
-import { CommandGate } from "../../../src/store/redis/command_gate.ts";
+import { RedisKernel } from "../../../src/store/redis/kernel.ts";
 import { RedisPresence } from "../../../src/store/redis/presence.ts";
 import type { RedisConnection } from "../../../src/store/redis/redis_connection.ts";
 
@@ -37,22 +37,14 @@ function harness(heartbeatMs: number) {
         if (script === "presence" && auto.presence) answer("ok");
       }),
   };
-  const gate = new CommandGate(client, { timeoutMs: 60_000, maxPending: 100 });
-  const presence = new RedisPresence({
-    client: client as unknown as RedisConnection,
-    gate,
-    keys: {
-      users: "u",
-      order: "o",
-      touched: "t",
-      processes: "p",
-      held: "h",
-      channel: "c",
-      looks: "l",
-    },
-    subscription: { live: () => true, epoch: () => 0 },
-    heartbeatMs,
+  const connection = client as unknown as RedisConnection;
+  const kernel = new RedisKernel(connection, connection, {
+    prefix: "",
+    timeoutMs: 60_000,
+    maxPending: 100,
+    replicas: 0,
   });
+  const presence = new RedisPresence(kernel, heartbeatMs);
   /** The presence scripts sent so far, as `mode +entered -left`. */
   const scripts = () =>
     calls.filter((c) => c.script === "presence").map(({ args }) => {
@@ -72,7 +64,7 @@ function harness(heartbeatMs: number) {
         call.answer(call.script === "presence" ? "ok" : [1, 0]);
       }
       await presence.close();
-      gate.close();
+      kernel.gate.close();
     },
   };
 }

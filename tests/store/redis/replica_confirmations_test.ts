@@ -19,10 +19,12 @@ function harness(replicas = 2) {
       new Promise<number>((answer) => waits.push({ replicas: wanted, answer })),
   };
   const gate = new CommandGate(connection, { timeoutMs: 5000, maxPending: 10 });
-  const confirmations = new ReplicaConfirmations(connection, gate, {
+  const confirmations = new ReplicaConfirmations(
+    connection,
+    gate,
     replicas,
-    timeoutMs: 100,
-  });
+    100,
+  );
   return { connection, gate, confirmations, waits };
 }
 

@@ -99,8 +99,7 @@ async function confirmedWrites(master: RedisServer) {
   const prefix = `confirmed:${crypto.randomUUID()}:`;
   const writes = new SettledWrites(connection, gate, {
     prefix,
-    windowMs: 1000,
-    allowancePrefix: `${prefix}allowance:`,
+    timeoutMs: 1000,
     replicas: 1,
   });
   const now = Date.now();

@@ -80,8 +80,7 @@ function settledTest(
       const key = (name: string) => prefix + name;
       const writes = new SettledWrites(faulty, gate, {
         prefix,
-        windowMs,
-        allowancePrefix: key("allowance:"),
+        timeoutMs: windowMs,
       });
       const now = Date.now();
       writes.observeClock(now, now, now);

@@ -93,6 +93,7 @@ Deno.test("a URL shown is the same URL with its password as ***, whatever the pa
       assert.equal(redactUrl(url), format({ ...parts, password }, "***"));
       const { host } = itemAt(parts.sentinels, 0);
       const plain = `redis://u:${encodeURIComponent(password)}@${host}:6379/0`;
+      assert.ok(isRedisUrl(plain));
       assert.equal(
         redactUrl(plain),
         `redis://u:***@${host}:6379/0`,
