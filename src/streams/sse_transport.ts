@@ -81,11 +81,8 @@ export class SseTransport implements Transport {
   }
 
   #push(chunk: Uint8Array): void {
-    // The usual case, a reader keeping up: nothing waits, so nothing is counted.
-    if (
-      this.#wanted && this.#queue.length === 0 &&
-      chunk.byteLength <= PIECE_BYTES
-    ) {
+    // The usual case, a reader keeping up (Deno waits only on an empty queue): nothing is counted.
+    if (this.#wanted && chunk.byteLength <= PIECE_BYTES) {
       this.#wanted = false;
       this.#controller.enqueue(chunk);
       return;

@@ -84,25 +84,47 @@ async function opened(
   return stream;
 }
 
+/** Reads what waits, leaving its last read pending: Deno's server does, and the next write may go straight to it. */
+class KeptReader {
+  got = "";
+  #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+  constructor(stream: EventStream<SseTransport>, readonly waitMs = 20) {
+    this.#reader = stream.transport.body.getReader();
+  }
+
+  /** What was taken by this call; each read takes one chunk, a read that would wait ends it. */
+  async takeWaiting(): Promise<string> {
+    let taken = "";
+    for (let i = 0; i < 1000; i++) {
+      const read = this.#pending ?? this.#reader.read();
+      const next = await Promise.race([
+        read,
+        new Promise<"waiting">((r) =>
+          setTimeout(() => r("waiting"), this.waitMs)
+        ),
+      ]);
+      this.#pending = next === "waiting" ? read : undefined;
+      if (next === "waiting" || next.done) break;
+      taken += new TextDecoder().decode(next.value);
+    }
+    this.got += taken;
+    return taken;
+  }
+
+  release(): void {
+    this.#reader.releaseLock();
+  }
+}
+
 /** Reads what `stream` holds now, as text, without waiting for more. */
 async function queued(stream: EventStream<SseTransport>): Promise<string> {
-  const reader = stream.transport.body.getReader();
-  const decoder = new TextDecoder();
-  let out = "";
+  const reader = new KeptReader(stream);
   try {
-    // Each read takes one queued chunk; a read that would wait ends the loop.
-    for (let i = 0; i < 1000; i++) {
-      const next = await Promise.race([
-        reader.read(),
-        new Promise<"waiting">((r) => setTimeout(() => r("waiting"), 20)),
-      ]);
-      if (next === "waiting" || next.done) break;
-      out += decoder.decode(next.value);
-    }
+    return await reader.takeWaiting();
   } finally {
-    reader.releaseLock();
+    reader.release();
   }
-  return out;
 }
 
 Deno.test("past maxStreams the hub is full; a stream released makes room", async () => {
@@ -479,7 +501,7 @@ Deno.test("property: every reader gets every byte once, in order, whether it wai
         ];
         const readers = streams.map((stream) => {
           stream.live();
-          return new KeptReader(stream);
+          return new KeptReader(stream, 5);
         });
         let sent = "";
         for (const [n, step] of steps.entries()) {
@@ -517,28 +539,6 @@ Deno.test("a write that goes straight to a waiting read is not counted; the next
     assert.equal(hub.budget.total, 0);
   });
 });
-
-/** Reads what waits, leaving its last read pending: Deno's server does, and the next write may go straight to it. */
-class KeptReader {
-  got = "";
-  #reader: ReadableStreamDefaultReader<Uint8Array>;
-  #pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
-  constructor(stream: EventStream<SseTransport>) {
-    this.#reader = stream.transport.body.getReader();
-  }
-  async takeWaiting(): Promise<void> {
-    for (let i = 0; i < 1000; i++) {
-      const read = this.#pending ?? this.#reader.read();
-      const next = await Promise.race([
-        read,
-        new Promise<"waiting">((r) => setTimeout(() => r("waiting"), 5)),
-      ]);
-      this.#pending = next === "waiting" ? read : undefined;
-      if (next === "waiting" || next.done) return;
-      this.got += new TextDecoder().decode(next.value);
-    }
-  }
-}
 
 Deno.test("a reader that leaves with bytes waiting gives them all back", async () => {
   await withHub({}, async (hub) => {
