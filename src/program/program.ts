@@ -58,7 +58,7 @@ export async function setUpProgram(
 }
 
 /** The first line the program prints, which scripts and tests wait for, with the real bound port. */
-export function listeningBanner(
+function listeningBanner(
   { hostname, port }: Deno.NetAddr,
   selection: ServiceSelection,
 ): string {

@@ -5,8 +5,8 @@ import {
   type ScrollSignal,
 } from "../../src/web/older_messages.ts";
 
-/** A list of ids, each entry 10 px high, in a box 100 px high, and a history of ids 1..`newest`. */
-function setUp(shownIds: number[], newest = 100) {
+/** A list of ids, each entry 10 px high, in a box 100 px high, and a history of ids 1..`newest` in pages of `pageSize`. */
+function setUp(shownIds: number[], newest = 100, pageSize = 20) {
   const shown = [...shownIds];
   const listeners: ((event: ScrollSignal) => void)[] = [];
   const asked: number[] = [];
@@ -29,7 +29,7 @@ function setUp(shownIds: number[], newest = 100) {
       const ids = [];
       for (
         let id = Math.min(before - 1, newest);
-        id >= 1 && ids.length < 20;
+        id >= 1 && ids.length < pageSize;
         id--
       ) {
         ids.push(id);
@@ -107,27 +107,9 @@ Deno.test("scrolls while a page loads wait for it, and paging ends at the oldest
 });
 
 Deno.test("a list too short to scroll fills up at once, a page at a time, until nothing is older", async () => {
-  const shown: number[] = [4, 5];
-  const list = {
-    scrollTop: 0,
-    clientHeight: 100,
-    get scrollHeight() {
-      return shown.length * 10;
-    },
-    prepend: (...ids: number[]) => shown.unshift(...ids),
-    addEventListener() {},
-  };
-  const loader = loadOlderOnScroll({
-    list,
-    oldestShown: () => 4,
-    page: (before) =>
-      Promise.resolve({
-        messages: before > 1 ? [before - 1] : [],
-        next: before > 2 ? before - 1 : null,
-      }),
-    render: (id: number) => id,
-  });
+  const { shown, loader, asked } = setUp([4, 5], 5, 1);
   await loader.loadMore();
+  assert.deepEqual(asked, [4, 3, 2]);
   assert.deepEqual(shown, [1, 2, 3, 4, 5]);
   assert.equal(loader.more, false);
 });
