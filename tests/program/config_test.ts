@@ -93,6 +93,15 @@ Deno.test("--redis-wait-replicas is 0 unless given, a whole number up to 100, LM
   }
 });
 
+Deno.test("--hostname takes any address but the empty one", () => {
+  assert.equal(parseFlags([], env({})).hostname, "0.0.0.0");
+  assert.equal(parseFlags(["--hostname=::1"], env({})).hostname, "::1");
+  assert.throws(
+    () => parseFlags(["--hostname="], env({})),
+    /^Error: --hostname must not be empty/,
+  );
+});
+
 Deno.test("LMS_* variables stand for the flags of the deno serve entry", () => {
   const config = configFromEnv(env({
     LMS_SERVICE: "quote",
