@@ -26,6 +26,7 @@ import {
   loadAverage,
   machineBusySeconds,
   now,
+  postAll,
   Poster,
   PROGRAM_ARGS,
   type ReaderCounts,
@@ -37,6 +38,7 @@ import {
   startOne,
   sum,
   type Target,
+  waitCaughtUp,
 } from "./scale_parts.ts";
 import { freePort } from "../tests/_support/program.ts";
 import { runStorms } from "./scale_storms.ts";
@@ -111,48 +113,6 @@ interface Row {
 }
 
 const cpuOf = (pids: number[]) => sum(pids.map(cpuSeconds));
-
-/**
- * Posts `posts` messages `interval` apart; the send time of each id, and
- * the longest a post took to be answered.
- */
-async function postAll(
-  poster: Poster,
-): Promise<{ sent: Record<string, number>; slowestMs: number }> {
-  const sent: Record<string, number> = {};
-  let slowestMs = 0;
-  for (let id = 1; id <= posts; id++) {
-    const started = now();
-    const at = await poster.post(`post ${id}`);
-    if (at === undefined) {
-      throw new Error(`post ${id} was not stored: ${poster.lastFailure}`);
-    }
-    sent[id] = at;
-    slowestMs = Math.max(slowestMs, now() - started);
-    await sleep(Math.max(0, started + interval - now()));
-  }
-  return { sent, slowestMs };
-}
-
-/** Waits (at most `ms`) until every follower has every id up to `upTo`. */
-async function waitCaughtUp(
-  readers: Readers[],
-  n: number,
-  upTo: number,
-  ms: number,
-): Promise<number> {
-  const deadline = now() + ms;
-  let caughtUp = 0;
-  while (now() < deadline) {
-    const all = await Promise.all(
-      readers.map((r) => r.ask<ReaderCounts>({ cmd: "status", upTo })),
-    );
-    caughtUp = addCounts(all).caughtUp;
-    if (caughtUp >= n) break;
-    await sleep(100);
-  }
-  return caughtUp;
-}
 
 /** Opens every follower; the time it took, or why it failed. */
 async function connectAll(
@@ -255,7 +215,7 @@ async function measure(
       machineBusySeconds(),
       now(),
     ];
-    const { sent, slowestMs } = await postAll(poster);
+    const { sent, slowestMs } = await postAll(poster, posts, interval);
     row.slowestPostMs = slowestMs;
     await waitCaughtUp(readers, n, posts, 60_000);
     const [server1, readers1, machine1, t1] = [

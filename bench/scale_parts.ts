@@ -70,7 +70,7 @@ export const loadAverage = () =>
 export const rssMb = (pid: number) => statusMb(pid, "VmRSS");
 
 /**
- * The program's flags for the steps: --max-streams raised from its shipped
+ * The program's flags for the steps and storms: --max-streams raised from its shipped
  * 10,000 to what a process may hold under the 20,000-file limit. The
  * per-client caps stay as shipped: each follower has an address of its own.
  */
@@ -299,4 +299,48 @@ export function split(n: number, processes: number): number[] {
     { length: processes },
     (_, i) => Math.floor(n / processes) + (i < n % processes ? 1 : 0),
   );
+}
+
+/**
+ * Posts `posts` messages `interval` apart; the send time of each id, and
+ * the longest a post took to be answered.
+ */
+export async function postAll(
+  poster: Poster,
+  posts: number,
+  interval: number,
+): Promise<{ sent: Record<string, number>; slowestMs: number }> {
+  const sent: Record<string, number> = {};
+  let slowestMs = 0;
+  for (let id = 1; id <= posts; id++) {
+    const started = now();
+    const at = await poster.post(`post ${id}`);
+    if (at === undefined) {
+      throw new Error(`post ${id} was not stored: ${poster.lastFailure}`);
+    }
+    sent[id] = at;
+    slowestMs = Math.max(slowestMs, now() - started);
+    await sleep(Math.max(0, started + interval - now()));
+  }
+  return { sent, slowestMs };
+}
+
+/** Waits (at most `ms`) until every follower has every id up to `upTo`. */
+export async function waitCaughtUp(
+  readers: Readers[],
+  n: number,
+  upTo: number,
+  ms: number,
+): Promise<number> {
+  const deadline = now() + ms;
+  let caughtUp = 0;
+  while (now() < deadline) {
+    const all = await Promise.all(
+      readers.map((r) => r.ask<ReaderCounts>({ cmd: "status", upTo })),
+    );
+    caughtUp = addCounts(all).caughtUp;
+    if (caughtUp >= n) break;
+    await sleep(100);
+  }
+  return caughtUp;
 }

@@ -15,6 +15,7 @@ import {
   freshRedis,
   now,
   Poster,
+  PROGRAM_ARGS,
   type ReaderCounts,
   type ReaderReport,
   Readers,
@@ -28,12 +29,6 @@ import { netstatCounter } from "./proc.ts";
 /** The kernel's count of connections dropped because a listen queue was full (the whole host). */
 const listenOverflows = () => netstatCounter("ListenOverflows");
 
-/**
- * --max-streams raised from the shipped 10,000 to what one process holds
- * under the 20,000-file limit (50,000 over 3 is 16,667 each); every other
- * cap as shipped.
- */
-const STORM_ARGS = ["--max-streams=19900"];
 const RESULTS = new URL("./results/", import.meta.url).pathname;
 
 interface Storm {
@@ -138,7 +133,7 @@ export async function runStorms(n: number, perProcess: number) {
   const port = freePort();
   const processes = 3;
   const start = () =>
-    startOne({ target: "program", port, store: redis.url, args: STORM_ARGS });
+    startOne({ target: "program", port, store: redis.url, args: PROGRAM_ARGS });
   const servers: RunningServer[] = [];
   for (let i = 0; i < processes; i++) servers.push(await start());
   const poster = new Poster(port);
@@ -224,7 +219,7 @@ function write(result: {
     `${
       result.n.toLocaleString("en")
     } WebSocket followers over 3 program processes on one port (\`--reuse-port\`) and one Redis, \`${
-      STORM_ARGS.join(" ")
+      PROGRAM_ARGS.join(" ")
     }\`, every other cap as shipped; connected in ${
       (result.connectedMs / 1000).toFixed(1)
     } s. A post every ${

@@ -1,8 +1,10 @@
 /**
  * The CPU one server process spends on N followers (bench/scale_readers.ts)
  * on one Redis: each second while nothing is posted (Deno's WebSocket pings
- * fall in it), then per delivered event over ten posts 2 s apart. Used to
- * find what a follower costs while idle (bench/results/profiles/scale.md).
+ * fall in it), then per delivered event over ten posts 2 s apart until
+ * every follower has them all (that window's idle cost included, as in
+ * `bench:scale`). Used to find what a follower costs while idle
+ * (bench/results/profiles/scale.md).
  *
  * ```sh
  * deno run -A tools/idle_cpu.ts [program|floor] [websocket|sse] [FOLLOWERS]
@@ -13,6 +15,7 @@
 import {
   cpuSeconds,
   freshRedis,
+  postAll,
   Poster,
   PROGRAM_ARGS,
   type ReaderCounts,
@@ -20,6 +23,7 @@ import {
   sleep,
   startOne,
   type Target,
+  waitCaughtUp,
 } from "../bench/scale_parts.ts";
 import { freePort } from "../tests/_support/program.ts";
 
@@ -51,12 +55,8 @@ try {
   }
   const postStart = cpuSeconds(pid);
   const posts = 10;
-  for (let i = 1; i <= posts; i++) {
-    const started = performance.now();
-    await poster.post(`post ${i}`);
-    await sleep(Math.max(0, started + 2000 - performance.now()));
-  }
-  await sleep(1000);
+  await postAll(poster, posts, 2000);
+  await waitCaughtUp([readers], followers, posts, 60_000);
   const end = cpuSeconds(pid);
   console.log(JSON.stringify({
     target,
