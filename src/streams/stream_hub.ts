@@ -96,14 +96,14 @@ export class EventStream<T extends Transport = Transport> {
     this.#lastWrite = performance.now();
     // Holding its chunks may have cut this stream past the total already.
     if (!this.#open) return;
-    // Read once: on a WebSocket it is a call into Deno.
+    // Read once: on a WebSocket it is a call into Deno. Nothing waiting, nothing to measure.
     const queued = this.transport.queuedBytes;
     if (
       this.#held === undefined &&
       queued > this.#hub.maxQueuedBytes + this.#catchUpBytes
     ) {
       this.end("overflow");
-    } else this.#share.measure(queued);
+    } else if (queued > 0 || this.#share.waiting) this.#share.measure(queued);
   }
 
   /** Once, in id order; held while catching up. */

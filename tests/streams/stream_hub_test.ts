@@ -523,6 +523,21 @@ Deno.test("property: every reader gets every byte once, in order, whether it wai
   );
 });
 
+Deno.test("a reader waiting with a read is not cut by the total bound, however small: what it is sent never waits", async () => {
+  await withHub({ maxTotalQueuedBytes: 2 }, async (hub) => {
+    const stream = await opened(hub, "t", "c");
+    stream.live();
+    const reader = new KeptReader(stream);
+    for (const chunk of ["abc", "defgh", "ijklmnop"]) {
+      await reader.takeWaiting();
+      stream.write(text(chunk));
+      assert.ok(stream.open, `cut at ${chunk}`);
+    }
+    await reader.takeWaiting();
+    assert.equal(reader.got, "abcdefghijklmnop");
+  });
+});
+
 Deno.test("a write that goes straight to a waiting read is not counted; the next, with no read waiting, is", async () => {
   await withHub({}, async (hub) => {
     const stream = await opened(hub, "t", "c");
