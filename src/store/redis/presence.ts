@@ -189,21 +189,22 @@ export class RedisPresence {
           !Array.isArray(reply) || reply.length !== 2 ||
           !reply.every((flag) => flag === 0 || flag === 1)
         ) throw new UnexpectedReply("presenceBeat", reply);
-        // A script on its way may have entered names the sweep dropped.
-        if (
-          reply[0] === 0 &&
-          (this.#announced.size > 0 || this.#uncertain ||
-            this.#sending !== undefined)
-        ) {
-          this.#uncertain = true;
-          this.#send();
-        }
+        if (reply[0] === 0) this.#recordLost();
         if (reply[1] === 0) break;
       }
     } catch {
-      // The next beat tries again.
+      // Its reply, lost, may have been the one to say the record was gone:
+      // the beats after it find the record it put back.
+      this.#recordLost();
     }
     if (this.#uncertain) this.#send();
+  }
+
+  /** The record was or may have been swept: what it held (or a script on its way entered) is said again. */
+  #recordLost(): void {
+    if (this.#announced.size > 0 || this.#sending !== undefined) {
+      this.#uncertain = true;
+    }
   }
 
   async #sweep(): Promise<void> {

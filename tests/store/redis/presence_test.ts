@@ -17,6 +17,8 @@ interface Call {
   script: string;
   args: string[];
   answer: (reply: unknown) => void;
+  /** As a command timed out or a connection lost: Redis may have run it or not. */
+  fail: (error: Error) => void;
 }
 
 /**
@@ -31,8 +33,8 @@ function harness(heartbeatMs: number) {
     isReady: true,
     onReady: () => {},
     run: (script: string, _keys: string[], args: string[]) =>
-      new Promise<unknown>((answer) => {
-        calls.push({ script, args, answer });
+      new Promise<unknown>((answer, fail) => {
+        calls.push({ script, args, answer, fail });
         if (script === "presenceBeat" && auto.beats) answer([1, 0]);
         if (script === "presence" && auto.presence) answer("ok");
       }),
@@ -102,6 +104,36 @@ Deno.test("a beat that finds the record gone while a change is unanswered has th
     await until(
       () => h.scripts().includes("set +ann -"),
       1000,
+      `ann never said again: ${h.scripts().join("; ")}`,
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("a beat whose reply is lost may have been the one to find the record gone: the whole set is said again", async () => {
+  // A beat every 10 ms.
+  const h = harness(40);
+  try {
+    h.presence.online("ann");
+    await until(() => h.scripts().length === 1, 500, "online() not sent");
+    h.auto.beats = false;
+    await until(
+      () => h.calls.some((c) => c.script === "presenceBeat"),
+      1000,
+      "no beat",
+    );
+    // Redis stalled past the record's life: a live process swept it; this
+    // beat ran once Redis woke, put the record back and said "gone", but its
+    // reply came after the command had timed out. Every later beat finds the
+    // record there.
+    const beats = h.calls.filter((c) => c.script === "presenceBeat");
+    beats[0]!.fail(new Error("the command timed out"));
+    for (const beat of beats.slice(1)) beat.answer([1, 0]);
+    h.auto.beats = true;
+    await until(
+      () => h.scripts().includes("set +ann -"),
+      2000,
       `ann never said again: ${h.scripts().join("; ")}`,
     );
   } finally {
