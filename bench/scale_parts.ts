@@ -113,7 +113,8 @@ export async function startOne(options: ServerOptions): Promise<RunningServer> {
         ...args,
       ],
       {},
-      { discardStderr: true },
+      // Storms start processes while the host is saturated.
+      { discardStderr: true, startMs: 60_000 },
     );
   children.add(server.process);
   server.process.status.then(() => children.delete(server.process));
@@ -208,9 +209,13 @@ export interface ReaderCounts {
   missed: number;
   received: number;
   refusedWithoutRetryAfter: number;
+  /** Handshakes given up after 30 s unanswered. */
+  handshakeTimeouts?: number;
   refused: Record<string, number>;
   /** How open streams ended: a WebSocket close code, or `no close frame`. */
   ended?: Record<string, number>;
+  /** With status: where those not yet caught up are (`connecting`, `asking`, `open` but behind, `waiting`). */
+  behind?: Record<string, number>;
 }
 
 /** A followers' process's answer to report. */
@@ -223,18 +228,18 @@ export interface ReaderReport extends ReaderCounts {
 
 /** Adds up the counts of several followers' processes. */
 export function addCounts(all: ReaderCounts[]) {
-  const refused: Record<string, number> = {};
-  const ended: Record<string, number> = {};
-  for (const c of all) {
-    for (const [status, n] of Object.entries(c.refused)) {
-      refused[status] = (refused[status] ?? 0) + n;
+  const merged = (key: "refused" | "ended" | "behind") => {
+    const into: Record<string, number> = {};
+    for (const c of all) {
+      for (const [k, n] of Object.entries(c[key] ?? {})) {
+        into[k] = (into[k] ?? 0) + n;
+      }
     }
-    for (const [how, n] of Object.entries(c.ended ?? {})) {
-      ended[how] = (ended[how] ?? 0) + n;
-    }
-  }
-  const total = (key: keyof Omit<ReaderCounts, "refused" | "ready">) =>
-    sum(all.map((c) => Number(c[key] ?? 0)));
+    return into;
+  };
+  const total = (
+    key: keyof Omit<ReaderCounts, "refused" | "ready" | "ended" | "behind">,
+  ) => sum(all.map((c) => Number(c[key] ?? 0)));
   return {
     open: total("open"),
     caughtUp: total("caughtUp"),
@@ -244,8 +249,10 @@ export function addCounts(all: ReaderCounts[]) {
     missed: total("missed"),
     received: total("received"),
     refusedWithoutRetryAfter: total("refusedWithoutRetryAfter"),
-    refused,
-    ended,
+    handshakeTimeouts: total("handshakeTimeouts"),
+    refused: merged("refused"),
+    ended: merged("ended"),
+    behind: merged("behind"),
   };
 }
 

@@ -59,11 +59,15 @@ export function sourceOf(g: number): string {
   return `127.${10 + (g >> 16)}.${(g >> 8) & 255}.${g & 255}`;
 }
 
+/** Where a follower is: its SYN unanswered, its request unanswered, its stream open, or waiting to retry. */
+type Phase = "connecting" | "asking" | "open" | "waiting";
+
 interface Follower {
   index: number;
   ids: number[];
   lastId?: number;
   open: boolean;
+  phase: Phase;
   /** Failed attempts since the last open stream. */
   attempt: number;
   socket?: net.Socket;
@@ -71,7 +75,13 @@ interface Follower {
 
 const followers: Follower[] = Array.from(
   { length: count },
-  (_, index) => ({ index, ids: [], open: false, attempt: 0 }),
+  (_, index) => ({
+    index,
+    ids: [],
+    open: false,
+    phase: "connecting" as Phase,
+    attempt: 0,
+  }),
 );
 /** When each id arrived, at every follower. */
 const receipts = new Map<number, number[]>();
@@ -107,10 +117,14 @@ function noteRefusal(head: string): number | undefined {
 function reconnectLater(f: Follower, retryAfter?: number): void {
   if (stopping) return;
   const backoff = Math.min(10_000, 500 * 2 ** f.attempt);
+  const spread = Number(Deno.env.get("READERS_SPREAD_MS") ?? 0);
   const delay = retryAfter !== undefined
     ? retryAfter * 1000 + Math.random() * 1000
+    : f.attempt === 0 && spread > 0
+    ? Math.random() * spread
     : backoff * (0.5 + Math.random() / 2);
   f.attempt++;
+  f.phase = "waiting";
   counts.reconnects++;
   setTimeout(() => connect(f), delay);
 }
@@ -126,6 +140,7 @@ function saw(f: Follower, id: number, at: number): void {
 
 function connect(f: Follower): void {
   if (stopping) return;
+  f.phase = "connecting";
   counts.pending++;
   let settled = false;
   let retryAfter: number | undefined;
@@ -151,7 +166,10 @@ function connect(f: Follower): void {
       closeCode = code;
     },
   });
-  socket.on("connect", () => socket.write(streamRequest(transport, f.lastId)));
+  socket.on("connect", () => {
+    f.phase = "asking";
+    socket.write(streamRequest(transport, f.lastId));
+  });
   // A handshake that never completes (a listen queue lost with its process,
   // an answer that never comes) is given up and tried again.
   const handshake = setTimeout(() => {
@@ -165,6 +183,7 @@ function connect(f: Follower): void {
     if (result.state === "open" && result.opened) {
       settle();
       f.open = true;
+      f.phase = "open";
       f.attempt = 0;
       counts.open++;
       counts.opens++;
@@ -207,10 +226,13 @@ async function openAll(): Promise<void> {
 /** How many followers are open and have seen every id from 1 up to `upTo`. */
 function status(upTo: number) {
   let caughtUp = 0;
+  /** Where the followers not yet caught up are (`open`: open but behind). */
+  const behind: Record<string, number> = {};
   for (const f of followers) {
     if (f.open && (upTo === 0 || (f.lastId ?? 0) >= upTo)) caughtUp++;
+    else behind[f.phase] = (behind[f.phase] ?? 0) + 1;
   }
-  return { caughtUp, ...counts, refused, ended };
+  return { caughtUp, behind, ...counts, refused, ended };
 }
 
 /** Delays from each send to each receipt; ids each follower lost or saw twice. */

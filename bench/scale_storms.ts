@@ -43,6 +43,13 @@ interface Storm {
   ended: Record<string, number>;
   /** Connections the kernel dropped on a full listen queue during the storm (SYNs retried by the client's kernel: 1 s, 2 s, 4 s, ...). */
   listenOverflows: number;
+  /** About every 2 s: seconds since the signal, how many were following again, and where the others were. */
+  timeline: {
+    s: number;
+    caughtUp: number;
+    behind: Record<string, number>;
+    ended: Record<string, number>;
+  }[];
 }
 
 /**
@@ -92,6 +99,16 @@ async function baseline(readers: Readers[]): Promise<Baseline> {
   return { at: now(), status, overflows: listenOverflows() };
 }
 
+/** How much each count grew from `before` to `after`. */
+function growth(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after).map(([k, n]) => [k, n - (before[k] ?? 0)]),
+  );
+}
+
 /** Polls until all `n` are open and have id `upTo`, at most `ms`. */
 async function timeRecovery(
   name: string,
@@ -103,12 +120,23 @@ async function timeRecovery(
 ): Promise<Storm> {
   const since = before.at;
   let status = before.status;
+  const timeline: Storm["timeline"] = [];
   for (let i = 0; now() - since < ms; i++) {
     status = await statusOf(readers, upTo);
     if (status.caughtUp >= n) break;
     if (i % 8 === 0) {
+      const { caughtUp, behind } = status;
+      const ended = growth(before.status.ended, status.ended);
+      timeline.push({
+        s: Math.round((now() - since) / 100) / 10,
+        caughtUp,
+        behind,
+        ended,
+      });
       console.error(
-        `${name}: ${status.caughtUp} of ${n} following, ${
+        `${name}: ${caughtUp} of ${n} following, the others ${
+          JSON.stringify(behind)
+        }, streams ended since the signal ${JSON.stringify(ended)}, ${
           JSON.stringify(status.refused)
         } refused`,
       );
@@ -124,6 +152,7 @@ async function timeRecovery(
     refusedWithoutRetryAfter: status.refusedWithoutRetryAfter,
     ended: status.ended,
     listenOverflows: listenOverflows() - before.overflows,
+    timeline,
   };
 }
 

@@ -62,6 +62,8 @@ export interface StartOptions {
    */
   workers?: number;
   /** Send standard error to /dev/null (a benchmark's request log), rather than keeping it for `stderr()`. */
+  /** How long the banner may take (a saturated host starts slowly); 15 s by default. */
+  startMs?: number;
   discardStderr?: boolean;
   /** With `workers`: give deno serve `--host` and `--port`. Default true; false leaves the address to `DENO_SERVE_ADDRESS`. */
   address?: boolean;
@@ -156,7 +158,10 @@ export async function startServer(
     );
   const lines = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
-  const deadline = setTimeout(() => process.kill("SIGKILL"), 15_000);
+  const deadline = setTimeout(
+    () => process.kill("SIGKILL"),
+    options.startMs ?? 15_000,
+  );
   while (!out.includes("\n")) {
     const { done, value } = await lines.read();
     if (done) break;
