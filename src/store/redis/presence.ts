@@ -7,7 +7,7 @@
 import { type Awaitable, forgetSweepMs } from "../store.ts";
 import type { RedisKernel } from "./kernel.ts";
 import { LocalCopy } from "./local_copy.ts";
-import { UnexpectedReply } from "./replies.ts";
+import { isString, listOf, oneOf, UnexpectedReply } from "./replies.ts";
 
 /** So no script holds Redis long. */
 const BATCH = 1000;
@@ -83,17 +83,13 @@ export class RedisPresence {
   }
 
   onlineNames(): Awaitable<ReadonlySet<string>> {
-    return this.#online.read(async () => {
-      const reply = await this.kernel.script(
+    return this.#online.read(async () =>
+      new Set(listOf<string[]>(
         "onlineNames",
-        this.kernel.keys,
-        {},
-      );
-      if (!Array.isArray(reply) || reply.some((n) => typeof n !== "string")) {
-        throw new UnexpectedReply("onlineNames", reply);
-      }
-      return new Set(reply as string[]);
-    });
+        await this.kernel.script("onlineNames", this.kernel.keys, {}),
+        isString,
+      ))
+    );
   }
 
   /** Answers whether this process's record was still there. */
@@ -113,10 +109,7 @@ export class RedisPresence {
       },
       [...enter, ...leave],
     );
-    if (reply !== "ok" && reply !== "gone") {
-      throw new UnexpectedReply("presence", reply);
-    }
-    return reply === "ok";
+    return oneOf("presence", reply, ["ok", "gone"]) === "ok";
   }
 
   /** A failure makes the next attempt say the whole set. */
@@ -185,12 +178,14 @@ export class RedisPresence {
             limit: String(BATCH),
           },
         );
-        if (
-          !Array.isArray(reply) || reply.length !== 2 ||
-          !reply.every((flag) => flag === 0 || flag === 1)
-        ) throw new UnexpectedReply("presenceBeat", reply);
-        if (reply[0] === 0) this.#recordLost();
-        if (reply[1] === 0) break;
+        const [kept, more] = listOf<[number, number]>(
+          "presenceBeat",
+          reply,
+          (flag) => flag === 0 || flag === 1,
+          2,
+        );
+        if (kept === 0) this.#recordLost();
+        if (more === 0) break;
       }
     } catch {
       // Its reply, lost, may have been the one to say the record was gone:

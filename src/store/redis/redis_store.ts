@@ -38,6 +38,8 @@ import { RedisKernel } from "./kernel.ts";
 import { KeptTokens, LocalCopy } from "./local_copy.ts";
 import {
   historyEntry,
+  isString,
+  listOf,
   messageId,
   messagePage,
   oneOf,
@@ -261,14 +263,11 @@ export class RedisStore implements Store {
     let cursor = "0";
     // HSCAN ends by returning cursor 0; the bound only guards a Redis that never does.
     for (let step = 0; step < 10_000_000; step++) {
-      const reply = await kernel.script("usersToConvert", keys, {
-        cursor,
-        count: "500",
-      });
-      if (
-        !Array.isArray(reply) || reply.some((item) => typeof item !== "string")
-      ) throw new UnexpectedReply("usersToConvert", reply);
-      const [next, ...found] = reply as string[];
+      const [next, ...found] = listOf<string[]>(
+        "usersToConvert",
+        await kernel.script("usersToConvert", keys, { cursor, count: "500" }),
+        isString,
+      );
       for (let i = 0; i + 1 < found.length; i += 2) {
         const name = found[i]!, stored = found[i + 1]!;
         await kernel.script("convertUser", keys, {
@@ -366,13 +365,12 @@ export class RedisStore implements Store {
     } catch {
       return undefined;
     }
-    if (
-      !Array.isArray(reply) || reply.length !== 2 ||
-      !reply.every((n) => typeof n === "number")
-    ) {
-      throw new UnexpectedReply(script, reply);
-    }
-    const [first, waitMs] = reply as [number, number];
+    const [first, waitMs] = listOf<[number, number]>(
+      script,
+      reply,
+      (n) => typeof n === "number",
+      2,
+    );
     // Refused from memory at once, before the notice to every process comes back.
     if (waitMs > 0) this.#authWaitFor(client, waitMs);
     return [first, waitMs];

@@ -26,6 +26,22 @@ export function oneOf<const T extends string>(
   return reply as T;
 }
 
+/** An array, of `length` items when given, each passing `isItem`. */
+export function listOf<T extends unknown[]>(
+  command: string,
+  reply: unknown,
+  isItem: (item: unknown) => boolean,
+  length?: number,
+): T {
+  if (
+    !Array.isArray(reply) || !reply.every(isItem) ||
+    (length !== undefined && reply.length !== length)
+  ) throw new UnexpectedReply(command, reply);
+  return reply as T;
+}
+
+export const isString = (item: unknown): boolean => typeof item === "string";
+
 export function messageId(command: string, reply: unknown): number {
   const id = typeof reply === "string" && /^\d{1,16}$/.test(reply)
     ? Number(reply)
@@ -46,16 +62,10 @@ export function historyEntry(command: string, entry: unknown): StoredMessage {
   };
 }
 
-export interface CheckReply {
-  /** Milliseconds since the epoch. */
-  redisNow: number;
-  /** `null` when it is gone. */
-  generation: string | null;
-  newestId: number;
-}
-
-/** `check.lua`'s reply: Redis's `TIME`, the generation, the newest id. */
-export function checkReply(reply: unknown): CheckReply {
+/** `check.lua`'s reply: Redis's `TIME` (in ms since the epoch), the generation (`null` when gone), the newest id. */
+export function checkReply(
+  reply: unknown,
+): { redisNow: number; generation: string | null; newestId: number } {
   if (!Array.isArray(reply) || reply.length !== 4) {
     throw new UnexpectedReply("check", reply);
   }
