@@ -50,8 +50,6 @@ function keysOf(prefix: string) {
 
 const CHECK_INTERVAL_MS = 1000;
 
-export type KernelOptions = GateOptions & SettledWritesOptions;
-
 export class RedisKernel implements ChangeFeed, StoreHealth {
   readonly gate: CommandGate;
   readonly writes: SettledWrites;
@@ -70,7 +68,7 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
   constructor(
     private readonly client: RedisConnection,
     private readonly subscriber: RedisConnection,
-    options: KernelOptions,
+    options: GateOptions & SettledWritesOptions,
   ) {
     this.keys = keysOf(options.prefix);
     this.gate = new CommandGate(client, options);

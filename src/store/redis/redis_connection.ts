@@ -6,13 +6,11 @@
 import { StoreUnavailableError } from "../store.ts";
 import type { ScriptName } from "./scripts.ts";
 
-/** `unsent` and `refused` never ran; `unknown` may have run, or may still. */
-export type CommandOutcome = "unsent" | "refused" | "unknown";
-
 /** Answered 503 unless a write must first be settled. */
 export class CommandFailed extends StoreUnavailableError {
   constructor(
-    readonly outcome: CommandOutcome,
+    /** `unsent` and `refused` never ran; `unknown` may have run, or may still. */
+    readonly outcome: "unsent" | "refused" | "unknown",
     message: string,
     options?: ErrorOptions,
   ) {

@@ -43,12 +43,10 @@ export interface Script<K extends string = string, A extends string = string> {
   readonly source: string;
 }
 
-interface Declaration<K extends string, A extends string> {
-  keys: readonly K[];
-  args: readonly A[];
-  rest?: string;
+interface Declaration<K extends string, A extends string>
+  extends Omit<Script<K, A>, "source"> {
   /** The `.lua` texts, libraries first, the script's own body last. */
-  lua: readonly string[];
+  readonly lua: readonly string[];
 }
 
 function script<const K extends string, const A extends string>(
