@@ -173,16 +173,15 @@ async function openEventStream(
 
 function tokenOfFrame(data: unknown): string | undefined {
   if (typeof data !== "string") return undefined;
-  let value: { token?: unknown } | null;
   try {
-    value = JSON.parse(data);
+    const value = JSON.parse(data);
+    const token = value?.token;
+    return typeof token === "string" && Object.keys(value).length === 1
+      ? token
+      : undefined;
   } catch {
     return undefined;
   }
-  const token = value?.token;
-  return typeof token === "string" && Object.keys(value!).length === 1
-    ? token
-    : undefined;
 }
 
 /** One first frame, a token, unless the upgrade had one: a bad token closes 1008, any other frame 1003. */

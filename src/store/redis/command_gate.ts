@@ -4,7 +4,7 @@
  * @module
  */
 
-import { Deadlines, type Wait } from "../../timers/deadlines.ts";
+import { Deadlines } from "../../timers/deadlines.ts";
 import { CommandFailed, type RedisConnection } from "./redis_connection.ts";
 
 export interface GateOptions {
@@ -63,20 +63,12 @@ export class CommandGate {
     return new Promise<T>((resolve, reject) => {
       this.#pending++;
       const wait = this.#waiting.add(read ? reject : undefined);
-      command().then((value) => {
-        this.#replied(wait);
-        resolve(value);
-      }, (error) => {
-        this.#replied(wait);
-        reject(error);
-      });
+      command().finally(() => {
+        this.#pending--;
+        this.#stalled = false;
+        this.#waiting.delete(wait);
+      }).then(resolve, reject);
     });
-  }
-
-  #replied(wait: Wait<((error: Error) => void) | undefined>): void {
-    this.#pending--;
-    this.#stalled = false;
-    this.#waiting.delete(wait);
   }
 
   /** Commands still waiting are left to the connection's close. */
