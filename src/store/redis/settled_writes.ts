@@ -148,10 +148,7 @@ export class SettledWrites {
     private readonly gate: CommandGate,
     private readonly options: SettledWritesOptions,
   ) {
-    const id = crypto.getRandomValues(new Uint8Array(8)).reduce(
-      (hex, byte) => hex + byte.toString(16).padStart(2, "0"),
-      "",
-    );
+    const id = crypto.getRandomValues(new Uint8Array(8)).toHex();
     this.records = `${options.prefix}writes:${id}:`;
     this.#periods.push(new Period(this.records + this.#periodCount++));
     if ((options.replicas ?? 0) > 0) {
