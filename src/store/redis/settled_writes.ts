@@ -214,7 +214,7 @@ export class SettledWrites {
           burst: String(allowance.rate.burst),
         } as Record<ArgsOf<`${N}Limited`>, string>,
       );
-    return this.#settle(period, call, allowance);
+    return this.#settle(new Write(period, call, allowance));
   }
 
   /** Each moving state's step: its work, and the event it ends with. */
@@ -233,14 +233,10 @@ export class SettledWrites {
   };
 
   /** Moves one write through {@linkcode SETTLING} from `sent` to an end: its result, or the end's error. */
-  async #settle(
-    period: Period,
-    call: [ScriptName, string[], string[]],
-    allowance?: Allowance,
-  ): Promise<string> {
+  async #settle(write: Write): Promise<string> {
+    const period = write.period;
     period.unsettled++;
     period.used = true;
-    const write = new Write(period, call, allowance);
     let state: State = "sent";
     try {
       while (state in SETTLING) {
