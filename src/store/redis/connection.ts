@@ -21,6 +21,7 @@ import {
 import { type ScriptName, SCRIPTS } from "./scripts.ts";
 import { locateMasters } from "./sentinel.ts";
 import { repeatedFaults } from "./repeated_faults.ts";
+import { sleep } from "../../timers/sleep.ts";
 import {
   type HostPort,
   parseSentinelUrl,
@@ -102,7 +103,7 @@ class Link {
   readonly lostListeners: (() => void)[] = [];
   readonly #waiters: PromiseWithResolvers<void>[] = [];
   readonly #background = new Set<Promise<void>>();
-  readonly #closing = Promise.withResolvers<void>();
+  readonly #closing = new AbortController();
   readonly #refusals: ReturnType<typeof repeatedFaults>;
 
   constructor(
@@ -152,13 +153,8 @@ class Link {
     return waiter.promise;
   }
 
-  async pause(ms: number): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.#closing.promise,
-      new Promise((resolve) => timer = setTimeout(resolve, ms)),
-    ]);
-    clearTimeout(timer);
+  pause(ms: number): Promise<void> {
+    return sleep(ms, this.#closing.signal);
   }
 
   /** Waited for on closing. */
@@ -200,7 +196,7 @@ class Link {
 
   async close(): Promise<void> {
     this.state = "closed";
-    this.#closing.resolve();
+    this.#closing.abort();
     this.#refusals.close();
     const error = new StoreUnavailableError("the store is closed");
     for (const waiter of this.#waiters.splice(0)) waiter.reject(error);

@@ -23,6 +23,7 @@ import {
   type WriteName,
 } from "./scripts.ts";
 import { UnexpectedReply } from "./replies.ts";
+import { sleep } from "../../timers/sleep.ts";
 
 /** How long a dead process's records outlive the second they were written in. */
 export const RECORD_TTL_MS = 3_600_000;
@@ -226,7 +227,7 @@ export class SettledWrites {
     // The nap is this state's, not the last ask's: new writes are refused
     // from the first `WAIT` that says no.
     unconfirmed: async (write) => {
-      if (write.nap > 0) await this.#sleep(write.nap);
+      if (write.nap > 0) await sleep(write.nap, this.#closing.signal);
       return this.#ask(write);
     },
     known: (write) => Promise.resolve(this.#read(write)),
@@ -303,8 +304,15 @@ export class SettledWrites {
   async #pause(write: Write): Promise<EventOf<"inDoubt">> {
     const left = this.#left(write, write.error);
     if (typeof left !== "number") return left;
-    await this.#sleep(Math.min(50 * 2 ** write.attempts, 1000, left));
-    await this.#sleep(left, this.connection.whenReady().catch(() => {}));
+    await sleep(
+      Math.min(50 * 2 ** write.attempts, 1000, left),
+      this.#closing.signal,
+    );
+    await sleep(
+      left,
+      this.#closing.signal,
+      this.connection.whenReady().catch(() => {}),
+    );
     return "waited";
   }
 
@@ -342,23 +350,6 @@ export class SettledWrites {
   }
 
   /** Waits `ms`, or until `until` settles, or at once when the store closes. */
-  async #sleep(ms: number, until?: Promise<void>): Promise<void> {
-    if (this.#closing.signal.aborted) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let closed = () => {};
-    const closing = new Promise<void>((resolve) => closed = resolve);
-    this.#closing.signal.addEventListener("abort", closed, { once: true });
-    try {
-      await Promise.race([
-        closing,
-        new Promise((resolve) => timer = setTimeout(resolve, ms)),
-        ...(until ? [until] : []),
-      ]);
-    } finally {
-      clearTimeout(timer);
-      this.#closing.signal.removeEventListener("abort", closed);
-    }
-  }
 
   /** Starts a new period and deletes the records of settled periods whose fences have passed. */
   async tick(): Promise<void> {
