@@ -13,7 +13,6 @@ import {
   statusResponse,
 } from "../http/response.ts";
 import {
-  type ConnectionInfo,
   createRouter,
   type Handler,
   mergeRoutes,
@@ -74,10 +73,7 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
     JSON.stringify({ users })
   );
 
-  async function register(
-    req: Request,
-    info?: ConnectionInfo,
-  ): Promise<Response> {
+  const register: Handler = async (req, info) => {
     const text = await body.text(req);
     if (text === null) return refusalError(REFUSALS.nameNotUtf8).getResponse();
     const name = normalName(text);
@@ -93,7 +89,7 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
       case "full":
         return refusalError(REFUSALS.usersFull).getResponse();
     }
-  }
+  };
 
   const signedIn =
     (answer: () => Promise<Response>): Handler => async (req, info) =>
@@ -105,10 +101,7 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
     ok({ online: await store.onlineUsers() })
   );
 
-  async function unregister(
-    req: Request,
-    info?: ConnectionInfo,
-  ): Promise<Response> {
+  const unregister: Handler = async (req, info) => {
     const user = await auth.authenticate(req, info);
     // Checked again as the user is removed: a racing re-registration stays.
     if (
@@ -122,7 +115,7 @@ function userRoutes({ store, body, allowance, auth }: Context): Routes {
       return unauthorized();
     }
     return ok({ Goodbye: user.name });
-  }
+  };
 
   return {
     "/users": { POST: register, GET: listUsers, DELETE: unregister },
@@ -143,10 +136,7 @@ function messageRoutes({ store, body, allowance, auth }: Context): Routes {
       : jsonResponse(messagesBody(messages));
   }
 
-  async function postMessage(
-    req: Request,
-    info?: ConnectionInfo,
-  ): Promise<Response> {
+  const postMessage: Handler = async (req, info) => {
     const user = await auth.authenticate(req, info);
     if (user === null) return unauthorized();
     const text = await body.text(req);
@@ -159,7 +149,7 @@ function messageRoutes({ store, body, allowance, auth }: Context): Routes {
       allowance(req, info),
     );
     return jsonResponse(ADDED_BODY);
-  }
+  };
 
   return { "/": { GET: readMessages, POST: postMessage } };
 }
