@@ -3,7 +3,7 @@
  * @module
  */
 
-import { type BodyReader, createBodyReader } from "../http/body.ts";
+import { createBodyReader } from "../http/body.ts";
 import { StreamHub } from "../streams/stream_hub.ts";
 import {
   type AuthFailures,
@@ -13,15 +13,10 @@ import {
 } from "../store/store.ts";
 import {
   AUTH_FAILURES_DEFAULT,
-  type Authenticator,
   type AuthOutcome,
   createAuthenticator,
 } from "../auth/guesses.ts";
-import {
-  type AllowanceOf,
-  allowanceOf,
-  checkRate,
-} from "../operations/rate_limit.ts";
+import { allowanceOf, checkRate } from "../operations/rate_limit.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import {
   type ClientAddressOf,
@@ -29,7 +24,6 @@ import {
 } from "../http/client_address.ts";
 import { checkWithin, type WholeLimit } from "../limits/whole_range.ts";
 import { sameOriginOrAllowed } from "../http/origin.ts";
-import type { StreamRouteOptions } from "../streams/event_routes.ts";
 
 /** Each number's default (the contract's) and range, which the flags share. */
 export const SERVICE_LIMITS = {
@@ -116,19 +110,12 @@ export function streamHubOf(options: ServiceOptions<unknown>): StreamHub {
 }
 
 /** What each service builds from its options over its store. */
-export interface ServiceParts {
-  body: BodyReader;
-  /** Each write spends its client's allowance in the store's own step. */
-  allowance: AllowanceOf;
-  /** Guessing is limited unless `authFailures` is `false`. */
-  auth: Authenticator;
-  streams: StreamRouteOptions;
-}
+export type ServiceParts = ReturnType<typeof servicePartsOf>;
 
 export function servicePartsOf(
   options: ServiceOptions<unknown>,
   store: UserTokens & AuthFailures,
-): ServiceParts {
+) {
   const clientOf = options.clientOf ??
     clientAddressOf({ trustProxy: options.trustProxy });
   const rate = options.authFailures === false
@@ -146,6 +133,7 @@ export function servicePartsOf(
       timeoutMs: limitOf(options, "bodyTimeoutMs"),
       signal: options.signal,
     }),
+    // Each write spends its client's allowance in the store's own step.
     allowance: allowanceOf(options.rateLimit, clientOf),
     auth,
     streams: {
