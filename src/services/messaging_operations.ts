@@ -61,19 +61,8 @@ export const MESSAGING_OPERATIONS: Operations = {
         }),
         example: { token: "José-3f0c1e5a9b7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e" },
       },
-      refusals: [
-        REFUSALS.userExists,
-        REFUSALS.nameEmpty,
-        REFUSALS.nameDash,
-        REFUSALS.nameControl,
-        REFUSALS.nameInvisible,
-        REFUSALS.nameLeadingMark,
-        REFUSALS.nameNoncharacter,
-        REFUSALS.nameEdgeSpace,
-        REFUSALS.nameTooLong,
-        REFUSALS.nameNotUtf8,
-        REFUSALS.usersFull,
-      ],
+      // Every refusal of the name, in the catalogue's order.
+      refusals: Object.values(REFUSALS).filter((r) => r.name === "name"),
     },
     GET: {
       operationId: "listUsers",
