@@ -11,23 +11,17 @@ export type Posted =
   | { ok: false; refusal: "invalid" | "too deep" | "number too long" };
 
 // Deno 2.9 runs both (TC39 "JSON.parse source text access"); TypeScript does not declare them yet.
-const json = JSON as unknown as {
-  rawJSON(text: string): unknown;
-  parse(
-    text: string,
-    reviver?: (
-      key: string,
-      value: unknown,
-      context: { source?: string },
-    ) => unknown,
-  ): unknown;
-};
-
-const keepDigits = (
-  _key: string,
+type Reviver = (
+  key: string,
   value: unknown,
   context: { source?: string },
-) =>
+) => unknown;
+const json = JSON as unknown as {
+  rawJSON(text: string): unknown;
+  parse(text: string, reviver?: Reviver): unknown;
+};
+
+const keepDigits: Reviver = (_key, value, context) =>
   typeof value === "number" && context.source !== undefined
     ? json.rawJSON(context.source)
     : value;
