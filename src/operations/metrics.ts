@@ -53,12 +53,8 @@ interface Sampled {
   read: () => Awaitable<number | undefined>;
 }
 
-function label(value: string): string {
-  return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll(
-    "\n",
-    "\\n",
-  );
-}
+const label = (value: string) =>
+  value.replace(/[\\"\n]/g, (c) => c === "\n" ? "\\n" : `\\${c}`);
 
 /** Prometheus reads `+Inf` and plain decimals. */
 const value = (n: number) => Number.isFinite(n) ? String(n) : "+Inf";
