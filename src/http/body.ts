@@ -140,7 +140,7 @@ async function readAll(
   onGiveUp(() => reader.releaseLock());
   if (reader instanceof ReadableStreamDefaultReader) {
     // Not a byte stream: read chunk by chunk.
-    return await readChunks(reader, expected, maxBytes);
+    return await readChunks(reader, maxBytes);
   }
   // A chunked body always gets room for its framing, even past the limit, so its end is seen.
   const room = expected >= 0 ? 1 : CHUNKED_ROOM_BYTES;
@@ -168,7 +168,6 @@ async function readAll(
     if (done) break;
     if (filled > maxBytes) throw new BodyTooLargeError(maxBytes);
   }
-  if (expected >= 0 && filled < expected) throw new Error("cut short");
   if (filled > maxBytes) throw new BodyTooLargeError(maxBytes);
   if (filled === capacity) {
     // Until the reader sees the end, Deno holds the connection open, even one asked to close.
@@ -179,7 +178,6 @@ async function readAll(
 
 async function readChunks(
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  expected: number,
   maxBytes: number,
 ): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
@@ -191,7 +189,6 @@ async function readChunks(
     if (total > maxBytes) throw new BodyTooLargeError(maxBytes);
     chunks.push(value);
   }
-  if (expected >= 0 && total < expected) throw new Error("cut short");
   const [first, ...more] = chunks;
   if (first !== undefined && more.length === 0) return first;
   const bytes = new Uint8Array(total);
