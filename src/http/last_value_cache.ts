@@ -4,15 +4,9 @@
  */
 
 export function lastValueCache<K, V>(fn: (key: K) => V): (key: K) => V {
-  let lastKey: K | undefined;
-  let lastValue: V | undefined;
-  let primed = false;
+  let last: { key: K; value: V } | undefined;
   return (key) => {
-    if (!primed || key !== lastKey) {
-      lastValue = fn(key);
-      lastKey = key;
-      primed = true;
-    }
-    return lastValue as V;
+    if (last === undefined || last.key !== key) last = { key, value: fn(key) };
+    return last.value;
   };
 }
