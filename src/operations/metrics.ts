@@ -46,13 +46,6 @@ class RouteStats {
   }
 }
 
-interface Sampled {
-  name: string;
-  help: string;
-  type: "gauge" | "counter";
-  read: () => Awaitable<number | undefined>;
-}
-
 const label = (value: string) =>
   value.replace(/[\\"\n]/g, (c) => c === "\n" ? "\\n" : `\\${c}`);
 
@@ -63,7 +56,7 @@ const value = (n: number) => Number.isFinite(n) ? String(n) : "+Inf";
 export class Metrics {
   #routes = new Map<string, RouteStats>();
   #unknown = new RouteStats();
-  #sampled: Sampled[] = [];
+  #sampled: Parameters<Metrics["sample"]>[] = [];
 
   /** Any path not in `paths` is counted as {@linkcode UNKNOWN_ROUTE}. */
   track(paths: Iterable<string>): void {
@@ -85,7 +78,7 @@ export class Metrics {
     type: "gauge" | "counter",
     read: () => Awaitable<number | undefined>,
   ): void {
-    this.#sampled.push({ name, help, type, read });
+    this.#sampled.push([name, help, type, read]);
   }
 
   async render(): Promise<string> {
@@ -131,7 +124,7 @@ export class Metrics {
       );
     }
     const sampled = await Promise.all(
-      this.#sampled.map(async ({ name, help, type, read }) => {
+      this.#sampled.map(async ([name, help, type, read]) => {
         try {
           const sample = await read();
           if (sample !== undefined) {
