@@ -4,7 +4,7 @@
  * @module
  */
 
-import { Deadlines, type Wait } from "../timers/deadlines.ts";
+import { Deadlines } from "../timers/deadlines.ts";
 import { entryOf, REFUSALS } from "./catalogue.ts";
 import { HttpError, refusalError } from "./http_error.ts";
 
@@ -84,19 +84,14 @@ export function createBodyReader(limits: BodyLimits): BodyReader {
     if (signal?.aborted) return Promise.reject(new HttpError(503));
 
     return new Promise((resolve, reject) => {
-      let read: Promise<Uint8Array>;
-      let wait: Wait<EndRead>;
-      if (body === undefined) {
-        read = req.bytes();
-        wait = reading.add(reject);
-      } else {
-        let giveUp = () => {};
-        read = readAll(body, expected, maxBytes, (release) => giveUp = release);
-        wait = reading.add((error) => {
-          giveUp();
-          reject(error);
-        });
-      }
+      let giveUp = () => {};
+      const read = body === undefined
+        ? req.bytes()
+        : readAll(body, expected, maxBytes, (release) => giveUp = release);
+      const wait = reading.add((error) => {
+        giveUp();
+        reject(error);
+      });
       read.then((result) => {
         if (!reading.delete(wait)) return;
         // A Request built in code is not held to its declared length.
