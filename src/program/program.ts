@@ -12,10 +12,7 @@ import { createHandler, type HandlerOptions } from "./app.ts";
 import { openStore } from "./open_store.ts";
 import type { Store } from "../store/store.ts";
 import type { Config } from "./config.ts";
-import {
-  type ServiceSelection,
-  servicesOf,
-} from "../services/service_names.ts";
+import { servicesOf } from "../services/service_names.ts";
 import type { ProgramLog } from "./program_log.ts";
 
 export interface Program {
@@ -53,17 +50,11 @@ export async function setUpProgram(
     store,
     handler,
     flushLog: () => sink?.flush(),
-    listening: (addr) => log.info(listeningBanner(addr, config.service)),
+    // The first line the program prints, which scripts and tests wait for.
+    listening({ hostname, port }) {
+      const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+      const services = servicesOf(config.service).join(", ");
+      log.info(`Listening on http://${host}:${port}/ (services: ${services})`);
+    },
   };
-}
-
-/** The first line the program prints, which scripts and tests wait for, with the real bound port. */
-function listeningBanner(
-  { hostname, port }: Deno.NetAddr,
-  selection: ServiceSelection,
-): string {
-  const host = hostname.includes(":") ? `[${hostname}]` : hostname;
-  return `Listening on http://${host}:${port}/ (services: ${
-    servicesOf(selection).join(", ")
-  })`;
 }
