@@ -36,22 +36,13 @@ const leaving = (line: string | null | undefined) =>
   line === null || line?.trim() === "/quit";
 
 /** What `promise` gives, or `undefined` once `ms` passed first (never without `ms`). */
-async function within<T>(
-  promise: Promise<T>,
-  ms?: number,
-): Promise<T | undefined> {
-  if (ms === undefined) return await promise;
+function within<T>(promise: Promise<T>, ms?: number): Promise<T | undefined> {
+  if (ms === undefined) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<undefined>((resolve) =>
-        timer = setTimeout(() => resolve(undefined), ms)
-      ),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const late = new Promise<undefined>((resolve) =>
+    timer = setTimeout(() => resolve(undefined), ms)
+  );
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 class Session implements Chat {
