@@ -130,7 +130,6 @@ interface Connection {
   /** An event came: the connection worked, so backing off starts over. */
   delivered: boolean;
   opened: boolean;
-  /** Sets `opened` and tells the follower. */
   accepted(): void;
 }
 
@@ -193,19 +192,16 @@ function eventOfFrame(data: unknown): StreamMessage | undefined {
  * 1003 (a refused frame) is the client's to fix; any other is retried.
  */
 function closeError(event: CloseEvent): Error {
-  const said = event.reason ? `: ${event.reason}` : "";
+  const said = `${event.code}${event.reason ? `: ${event.reason}` : ""}`;
+  const closed = `the socket was closed with ${said}`;
   if (event.code === CLOSE_CODES["bad-token"].code) {
-    return new ServiceError(401, {
-      message: `Unauthorized (the socket was closed with ${event.code}${said})`,
-    });
+    return new ServiceError(401, { message: `Unauthorized (${closed})` });
   }
   if (event.code === CLOSE_CODES["bad-frame"].code) {
-    return new ServiceError(400, {
-      message:
-        `The service refused a frame (the socket was closed with ${event.code}${said})`,
-    });
+    const message = `The service refused a frame (${closed})`;
+    return new ServiceError(400, { message });
   }
-  return new Error(`the socket closed with ${event.code}${said}`);
+  return new Error(`the socket closed with ${said}`);
 }
 
 /**
