@@ -90,7 +90,7 @@ function showStatus() {
 function setLive(path: string, live: boolean) {
   liveStreams.set(path, live);
   showStatus();
-  tell({ kind: "live", path, live });
+  tabs.tell({ kind: "live", path, live });
 }
 
 /** What the leading tab's streams bring, told to the page's other tabs. */
@@ -101,8 +101,6 @@ type PageEvent =
   | { kind: "quote"; quote: string }
   | { kind: "live"; path: string; live: boolean }
   | { kind: "over"; name: string };
-
-const tell = (event: PageEvent) => tabs.tell(event);
 
 /** A failed call: the lines to show, and the status if the service answered. */
 class Failure {
@@ -181,10 +179,8 @@ function signOut(reason: string) {
 }
 
 let rejoining: Promise<boolean> | undefined;
-/**
- * A 401: the service forgot the user, so the name is taken again, once
- * however many calls found out. False when the user is now signed out.
- */
+// A 401: the name is taken again, once however many calls found out;
+// false when the user is now signed out.
 function rejoin(refused: string | undefined): Promise<boolean> {
   // A refusal of an older token: joined again since.
   if (refused === undefined || refused !== chat.token) {
@@ -245,7 +241,7 @@ function applyPresence(change: PresenceChange) {
 }
 
 function onPresence(change: PresenceChange) {
-  tell({ kind: "presence", change });
+  tabs.tell({ kind: "presence", change });
   if ("registered" in change && change.name === chat.name) {
     // Nothing stored: the user left, in another tab.
     const left = localStorage.getItem(TOKEN_KEY) === null;
@@ -264,8 +260,7 @@ function onPresence(change: PresenceChange) {
 let refreshing: Promise<void> | null = null;
 // Once at a time however many ask.
 function refreshOnline() {
-  refreshing ??= loadOnline().finally(() => refreshing = null);
-  return refreshing;
+  return refreshing ??= loadOnline().finally(() => refreshing = null);
 }
 
 async function loadOnline() {
@@ -294,9 +289,7 @@ function appendEntry(entry: HTMLElement) {
   if (atBottom) list.scrollTop = list.scrollHeight;
 }
 
-function notice(text: string) {
-  appendEntry(textElement("li", "notice", text));
-}
+const notice = (text: string) => appendEntry(textElement("li", "notice", text));
 
 function messageEntry(message: Message) {
   const entry = textElement("li", "message", "");
@@ -315,12 +308,12 @@ function showMessage(id: number, message: Message) {
   firstMessageId ??= id;
   appendEntry(messageEntry(message));
   if (message.user !== chat.name) countUnread();
-  tell({ kind: "message", id, message });
+  tabs.tell({ kind: "message", id, message });
 }
 
 function showGap(missed: number) {
   notice(`${missed} message${missed === 1 ? "" : "s"} missed while away`);
-  tell({ kind: "gap", missed });
+  tabs.tell({ kind: "gap", missed });
 }
 
 let unread = 0;
@@ -372,7 +365,7 @@ function startOver(name: string) {
 
 function leadStartingOver(name: string) {
   startOver(name);
-  tell({ kind: "over", name });
+  tabs.tell({ kind: "over", name });
   followMessages();
 }
 
@@ -523,7 +516,7 @@ ui.quoteForm.addEventListener("submit", async (event) => {
 
 function showQuote(quote: string) {
   ui.quote.textContent = quote;
-  tell({ kind: "quote", quote });
+  tabs.tell({ kind: "quote", quote });
 }
 
 function lead() {
