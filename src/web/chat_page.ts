@@ -13,12 +13,6 @@ import pageScript from "./chat.bundle.js" with { type: "text" };
 /** The page's content type. */
 export const HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
 
-/** Options of {@linkcode chatPageRoutes}. */
-export interface ChatPageOptions {
-  /** Whether the quote service is served beside messaging: only then is the quote shown. */
-  quote: boolean;
-}
-
 async function sha256Source(text: string): Promise<string> {
   const digest = await crypto.subtle.digest(
     "SHA-256",
@@ -27,7 +21,7 @@ async function sha256Source(text: string): Promise<string> {
   return `'sha256-${new Uint8Array(digest).toBase64()}'`;
 }
 
-async function buildPage(options: ChatPageOptions) {
+async function buildPage(quote: boolean) {
   // The hashes cover the exact text between the tags, indentation included.
   const styleText = `\n${style}\n`;
   const scriptText = `\n${pageScript}\n`;
@@ -38,7 +32,7 @@ async function buildPage(options: ChatPageOptions) {
       /<script type="module">[^<]*<\/script>/,
       () => `<script type="module">${scriptText}</script>`,
     );
-  if (!options.quote) html = html.replace("data-quote-panel", "hidden");
+  if (!quote) html = html.replace("data-quote-panel", "hidden");
   const policy = [
     "default-src 'none'",
     `script-src ${await sha256Source(scriptText)}`,
@@ -61,14 +55,17 @@ async function buildPage(options: ChatPageOptions) {
   };
 }
 
-/** The route of the chat page, to serve beside the messaging service. */
-export function chatPageRoutes(options: ChatPageOptions): Routes {
+/**
+ * The route of the chat page, to serve beside the messaging service; the
+ * quote shows only when `quote` says the quote service is served too.
+ */
+export function chatPageRoutes(options: { quote: boolean }): Routes {
   // Built and compressed once, on the first request.
   let page: Promise<(req: Request) => Response> | undefined;
   return {
     "/chat": {
       GET: async (req) => {
-        page ??= buildPage(options).then(({ body, headers }) =>
+        page ??= buildPage(options.quote).then(({ body, headers }) =>
           precompressed(body, headers)
         );
         return (await page)(req);
