@@ -453,7 +453,7 @@ ui.joinForm.addEventListener("submit", async (event) => {
 });
 
 // Send pressed while a post is on its way sends nothing.
-let sending = false;
+let sending: Promise<void> | undefined;
 
 /** Sends the draft; a 401 rejoins and sends it once more. */
 async function send(retry = true) {
@@ -469,16 +469,11 @@ async function send(retry = true) {
   } else showError(ui.postError, sent.lines);
 }
 
-ui.postForm.addEventListener("submit", async (event) => {
+ui.postForm.addEventListener("submit", (event) => {
   event.preventDefault();
   if (sending) return;
-  sending = true;
   ui.postError.textContent = "";
-  try {
-    await send();
-  } finally {
-    sending = false;
-  }
+  sending = send().finally(() => sending = undefined);
 });
 
 ui.leave.addEventListener("click", async () => {
