@@ -309,7 +309,7 @@ export async function* followEventStream(
         yield* tracked(connect(source, state, signal));
       } catch (error) {
         if (!(error instanceof SocketNotOpened && mayFallBack)) throw error;
-        // No socket: the same stream as server-sent events, kept if it opens.
+        // No socket: the same stream as server-sent events, kept once it delivers an event.
         yield* tracked(sseConnection(source, state, signal), () => {
           transport = "sse";
         });
