@@ -8,9 +8,9 @@
  * (lost, duplicated), and how busy the followers' own processes were.
  * Writes bench/results/scale.md and scale.svg.
  *
- * `--storms`: 50,000 WebSocket followers over 3 processes; kill -9 one
+ * `--storms`: 50,000 WebSocket followers over 3 processes (`--storm-processes`); kill -9 one
  * (restarted at once, as a supervisor would) and time until every follower
- * is following again with nothing missed; then restart all three at once.
+ * is following again with nothing missed; then restart all at once.
  * Writes bench/results/scale_storms.md.
  * @module
  */
@@ -44,7 +44,7 @@ import { freePort } from "../tests/_support/program.ts";
 import { runStorms } from "./scale_storms.ts";
 
 const USAGE =
-  `Usage: deno task bench:scale [--steps=1000,10000,25000,50000,100000] [--transports=websocket,sse] [--posts=6] [--interval-ms=2000] [--per-process=17000] [--targets=floor,program] [--storms] [--storm-followers=50000] [--out=bench/results/scale]`;
+  `Usage: deno task bench:scale [--steps=1000,10000,25000,50000,100000] [--transports=websocket,sse] [--posts=6] [--interval-ms=2000] [--per-process=17000] [--targets=floor,program] [--storms] [--storm-followers=50000] [--storm-processes=3] [--out=bench/results/scale]`;
 
 const flags = flagsOf({
   steps: { type: "string", default: "1000,10000,25000,50000,100000" },
@@ -55,6 +55,7 @@ const flags = flagsOf({
   targets: { type: "string", default: "floor,program" },
   storms: { type: "boolean", default: false },
   "storm-followers": { type: "string", default: "50000" },
+  "storm-processes": { type: "string", default: "3" },
   out: { type: "string", default: "bench/results/scale" },
 }, USAGE);
 const steps = flags.steps.split(",").map(Number);
@@ -388,7 +389,11 @@ Deno.addSignalListener("SIGINT", async () => {
 });
 try {
   if (flags.storms) {
-    await runStorms(Number(flags["storm-followers"]), perProcess);
+    await runStorms(
+      Number(flags["storm-followers"]),
+      perProcess,
+      Number(flags["storm-processes"]),
+    );
   } else await runSteps();
 } finally {
   await killAll();

@@ -9,9 +9,10 @@
  *
  * Every follower stamps each message it receives (ms since the epoch,
  * sub-millisecond) and keeps the ids it saw. A follower whose stream ends or
- * is refused reconnects after the refusal's `Retry-After` (plus up to a
- * second), else after a back-off (0.5 s doubling to 10 s, with jitter),
- * resuming with `?lastEventId=` after the last id it saw; a handshake not
+ * is refused reconnects as the package's client does (`reconnectDelay`: 1
+ * to 2 s, doubling after attempts that opened nothing, at least the
+ * refusal's `Retry-After`), resuming with `?lastEventId=` after the last
+ * id it saw; a handshake not
  * answered within 30 s (a SYN dropped on a full listen queue, retried by the
  * kernel ever more slowly) is given up and tried again the same way.
  *
@@ -26,6 +27,7 @@
 
 import net from "node:net";
 import { parseArgs } from "node:util";
+import { reconnectDelay } from "../src/client/event_stream_client.ts";
 import {
   streamParser,
   streamRequest,
@@ -116,13 +118,7 @@ function noteRefusal(head: string): number | undefined {
 
 function reconnectLater(f: Follower, retryAfter?: number): void {
   if (stopping) return;
-  const backoff = Math.min(10_000, 500 * 2 ** f.attempt);
-  const spread = Number(Deno.env.get("READERS_SPREAD_MS") ?? 0);
-  const delay = retryAfter !== undefined
-    ? retryAfter * 1000 + Math.random() * 1000
-    : f.attempt === 0 && spread > 0
-    ? Math.random() * spread
-    : backoff * (0.5 + Math.random() / 2);
+  const delay = reconnectDelay(f.attempt, undefined, retryAfter);
   f.attempt++;
   f.phase = "waiting";
   counts.reconnects++;

@@ -1,5 +1,5 @@
 /**
- * `deno task bench:scale --storms`: WebSocket followers over 3 program
+ * `deno task bench:scale --storms`: WebSocket followers over 3 (`--storm-processes`) program
  * processes on one port and one Redis, a post every 5 s throughout.
  * First one process is killed with SIGKILL and started again at once (as a
  * supervisor would): how long until every follower is open again and has
@@ -157,10 +157,13 @@ async function timeRecovery(
 }
 
 /** Runs both storms with `n` followers and writes scale_storms.md. */
-export async function runStorms(n: number, perProcess: number) {
+export async function runStorms(
+  n: number,
+  perProcess: number,
+  processes: number,
+) {
   const redis = await freshRedis();
   const port = freePort();
-  const processes = 3;
   const start = () =>
     startOne({ target: "program", port, store: redis.url, args: PROGRAM_ARGS });
   const servers: RunningServer[] = [];
@@ -192,7 +195,13 @@ export async function runStorms(n: number, perProcess: number) {
   await victim.stop("SIGKILL");
   servers.push(await start());
   storms.push(
-    await timeRecovery("kill -9 one of 3", readers, n, beforeKill, beforeKill1),
+    await timeRecovery(
+      `kill -9 one of ${processes}`,
+      readers,
+      n,
+      beforeKill,
+      beforeKill1,
+    ),
   );
   await sleep(3000);
 
@@ -201,10 +210,12 @@ export async function runStorms(n: number, perProcess: number) {
   const beforeStop = posting.stored();
   await Promise.all(servers.map((s) => s.stop("SIGTERM")));
   servers.splice(0);
-  servers.push(...await Promise.all([start(), start(), start()]));
+  servers.push(
+    ...await Promise.all(Array.from({ length: processes }, start)),
+  );
   storms.push(
     await timeRecovery(
-      "SIGTERM all 3, start all 3",
+      `SIGTERM all ${processes}, start all ${processes}`,
       readers,
       n,
       beforeStop,
@@ -228,11 +239,21 @@ export async function runStorms(n: number, perProcess: number) {
   await Promise.all(readers.map((r) => r.quit()));
   await Promise.all(servers.map((s) => s.stop("SIGKILL")));
   await redis.kill();
-  write({ n, connectedMs, storms, stored, lost, duplicated, missed });
+  write({
+    n,
+    processes,
+    connectedMs,
+    storms,
+    stored,
+    lost,
+    duplicated,
+    missed,
+  });
 }
 
 function write(result: {
   n: number;
+  processes: number;
   connectedMs: number;
   storms: Storm[];
   stored: number;
@@ -247,7 +268,7 @@ function write(result: {
     "",
     `${
       result.n.toLocaleString("en")
-    } WebSocket followers over 3 program processes on one port (\`--reuse-port\`) and one Redis, \`${
+    } WebSocket followers over ${result.processes} program processes on one port (\`--reuse-port\`) and one Redis, \`${
       PROGRAM_ARGS.join(" ")
     }\`, every other cap as shipped; connected in ${
       (result.connectedMs / 1000).toFixed(1)

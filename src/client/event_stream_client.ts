@@ -83,17 +83,15 @@ const CLOSE_WAIT_MS = 1000;
  * The retry delay, doubled after each connection that delivered nothing
  * (or `Retry-After` when longer), stretched at random by up to as much
  * again so that readers dropped together do not all come back at once.
+ * The scale bench's followers wait the same.
  */
-function reconnectDelay(
-  reason: unknown,
-  retryMs = RETRY_MS,
+export function reconnectDelay(
   failures: number,
+  retryMs = RETRY_MS,
+  retryAfterSeconds = 0,
 ): number {
   const doublings = Math.min(Math.max(failures - 1, 0), MAX_DOUBLINGS);
-  const told = reason instanceof ServiceError
-    ? (reason.retryAfterSeconds ?? 0) * 1000
-    : 0;
-  const base = Math.max(retryMs * 2 ** doublings, told);
+  const base = Math.max(retryMs * 2 ** doublings, retryAfterSeconds * 1000);
   return base * (1 + Math.random());
 }
 
@@ -322,6 +320,9 @@ export async function* followEventStream(
     if (signal?.aborted) return;
     failures = state.delivered ? 0 : failures + 1;
     options.onReconnect?.(reason);
-    await wait(reconnectDelay(reason, state.retryMs, failures), signal);
+    const told = reason instanceof ServiceError
+      ? reason.retryAfterSeconds
+      : undefined;
+    await wait(reconnectDelay(failures, state.retryMs, told), signal);
   }
 }
