@@ -70,6 +70,8 @@ interface Follower {
   lastId?: number;
   open: boolean;
   phase: Phase;
+  /** On this connection: messages and pings received (what a silent stream lacks). */
+  heard: { messages: number; pings: number };
   /** Failed attempts since the last open stream. */
   attempt: number;
   socket?: net.Socket;
@@ -82,6 +84,7 @@ const followers: Follower[] = Array.from(
     ids: [],
     open: false,
     phase: "connecting" as Phase,
+    heard: { messages: 0, pings: 0 },
     attempt: 0,
   }),
 );
@@ -137,6 +140,8 @@ function saw(f: Follower, id: number, at: number): void {
 function connect(f: Follower): void {
   if (stopping) return;
   f.phase = "connecting";
+  // Reset here, not on opening: frames may come in the 101's own chunk.
+  f.heard = { messages: 0, pings: 0 };
   counts.pending++;
   let settled = false;
   let retryAfter: number | undefined;
@@ -154,9 +159,15 @@ function connect(f: Follower): void {
   f.socket = socket;
   socket.setNoDelay(true);
   const parse = streamParser(transport, {
-    saw: (id, at) => saw(f, id, at),
+    saw: (id, at) => {
+      f.heard.messages++;
+      saw(f, id, at);
+    },
     write: (bytes) => void socket.write(bytes),
-    pinged: () => void counts.pings++,
+    pinged: () => {
+      f.heard.pings++;
+      counts.pings++;
+    },
     gap: (missed) => void (counts.missed += missed),
     closed: (code) => {
       closeCode = code;
@@ -224,10 +235,26 @@ function status(upTo: number) {
   let caughtUp = 0;
   /** Where the followers not yet caught up are (`open`: open but behind). */
   const behind: Record<string, number> = {};
+  /** A few silent followers' source addresses, to find their server side with `ss`. */
+  const silent: string[] = [];
   for (const f of followers) {
     if (f.open && (upTo === 0 || (f.lastId ?? 0) >= upTo)) caughtUp++;
-    else behind[f.phase] = (behind[f.phase] ?? 0) + 1;
+    else if (f.phase !== "open") behind[f.phase] = (behind[f.phase] ?? 0) + 1;
+    else {
+      // Open but behind: has the stream said anything since it opened?
+      const { messages, pings } = f.heard;
+      const how = messages > 0
+        ? "open"
+        : pings > 0
+        ? "open, pinged, no message"
+        : "open, silent";
+      behind[how] = (behind[how] ?? 0) + 1;
+      if (how === "open, silent" && silent.length < 5 && f.socket) {
+        silent.push(`${f.socket.localAddress}:${f.socket.localPort}`);
+      }
+    }
   }
+  if (silent.length > 0) console.error(`silent: ${silent.join(" ")}`);
   return { caughtUp, behind, ...counts, refused, ended };
 }
 
