@@ -216,6 +216,8 @@ export interface ReaderCounts {
   ended?: Record<string, number>;
   /** With status: where those not yet caught up are (`connecting`, `asking`, `open` but behind, `waiting`). */
   behind?: Record<string, number>;
+  /** With status: a few silent followers' source addresses, to find their server side with `ss`. */
+  silent?: string[];
 }
 
 /** A followers' process's answer to report. */
@@ -253,6 +255,7 @@ export function addCounts(all: ReaderCounts[]) {
     refused: merged("refused"),
     ended: merged("ended"),
     behind: merged("behind"),
+    silent: all.flatMap((c) => c.silent ?? []).slice(0, 5),
   };
 }
 

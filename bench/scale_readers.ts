@@ -254,8 +254,7 @@ function status(upTo: number) {
       }
     }
   }
-  if (silent.length > 0) console.error(`silent: ${silent.join(" ")}`);
-  return { caughtUp, behind, ...counts, refused, ended };
+  return { caughtUp, behind, silent, ...counts, refused, ended };
 }
 
 /** Delays from each send to each receipt; ids each follower lost or saw twice. */

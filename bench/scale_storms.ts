@@ -138,7 +138,9 @@ async function timeRecovery(
           JSON.stringify(behind)
         }, streams ended since the signal ${JSON.stringify(ended)}, ${
           JSON.stringify(status.refused)
-        } refused`,
+        } refused${
+          status.silent.length > 0 ? `; silent: ${status.silent.join(" ")}` : ""
+        }`,
       );
     }
     await sleep(250);

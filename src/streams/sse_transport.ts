@@ -81,7 +81,7 @@ export class SseTransport implements Transport {
   }
 
   #push(chunk: Uint8Array): void {
-    // The usual case, a reader keeping up (Deno waits only on an empty queue): nothing is counted.
+    // The usual case, a reader keeping up; `#wanted` outlives a pull only when nothing was queued: nothing is counted.
     if (this.#wanted && chunk.byteLength <= PIECE_BYTES) {
       this.#wanted = false;
       this.#controller.enqueue(chunk);
