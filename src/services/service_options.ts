@@ -85,6 +85,8 @@ export interface ServiceOptions<S = Store> {
   clientOf?: ClientAddressOf;
   /** Origins (`https://example.org`, or `*`) whose pages may call every route and open WebSockets; other foreign ones get 403. Default: none. */
   corsOrigins?: readonly string[];
+  /** Whether other processes share the port (`--reuse-port`): a full process then asks for a retry after 1 s, not 5, as the kernel places the retry at random. Default: no. */
+  reusePort?: boolean;
   /** Whether to trust the last `X-Forwarded-For` and `X-Forwarded-Host` for the client and the service's own origin. Default: no. */
   trustProxy?: boolean;
 }
@@ -143,6 +145,7 @@ export function servicePartsOf(
         trustProxy: options.trustProxy,
       }),
       webSockets: options.webSockets ?? true,
+      sharedPort: options.reusePort ?? false,
     },
   };
 }

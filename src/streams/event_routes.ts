@@ -56,12 +56,12 @@ export function lastEventId(req: Request): number | undefined {
   return digits === undefined ? undefined : Number(digits);
 }
 
-/** The subscription retries at least every second. */
-const FOLLOW_RETRY = { "retry-after": "1" };
+/** The subscription retries at least every second; on a shared port another process may have room. */
+const RETRY_SOON = { "retry-after": "1" };
 /** A stream opened while the store cannot follow would wait in vain. */
-const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, FOLLOW_RETRY);
+const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, RETRY_SOON);
 /** A catch-up cut because all readers together were too far behind. */
-const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, FOLLOW_RETRY);
+const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, RETRY_SOON);
 
 /** A place frees only when a reader leaves, which no clock tells. */
 const CAP_RETRY = { "retry-after": "5" };
@@ -76,6 +76,12 @@ const CAP_REFUSALS = {
   ),
 } satisfies Record<StreamRefusal, HttpError>;
 
+/** The kernel places a retry on a process of the port at random (docs/operating.md). */
+const SHARED_PORT_REFUSALS = {
+  ...CAP_REFUSALS,
+  full: refusalError(REFUSALS.streamsFull, {}, RETRY_SOON),
+};
+
 const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);
 
 export interface StreamRouteOptions {
@@ -85,6 +91,8 @@ export interface StreamRouteOptions {
   originOf: OriginCheck;
   /** When not, an upgrade is refused (400). */
   webSockets: boolean;
+  /** Whether other processes take connections on this port (`--reuse-port`). */
+  sharedPort: boolean;
 }
 
 /** What both transports of one route share. */
@@ -109,7 +117,9 @@ function openOn<T extends Transport>(
   const epoch = store.subscriptionEpoch();
   if (epoch === undefined) throw NOT_FOLLOWING;
   const stream = hub.open(topic, client, transport, connection, kind);
-  if (typeof stream === "string") throw CAP_REFUSALS[stream];
+  if (typeof stream === "string") {
+    throw (route.sharedPort ? SHARED_PORT_REFUSALS : CAP_REFUSALS)[stream];
+  }
   return { stream, epoch };
 }
 

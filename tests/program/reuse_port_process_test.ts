@@ -80,3 +80,48 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "processes sharing a port each refuse past their --max-streams with Retry-After: 1, and a retry finds the one with room",
+  ignore: redisServerPath() === undefined,
+  async fn() {
+    const redis = await startRedis();
+    const port = freePort();
+    const args = [
+      `--port=${port}`,
+      "--hostname=127.0.0.1",
+      "--reuse-port",
+      "--max-streams=1",
+      `--store=${redis.url}`,
+    ];
+    const servers = [await startServer(args), await startServer(args)];
+    const clients: Deno.HttpClient[] = [];
+    const open: Response[] = [];
+    const refusals: Response[] = [];
+    try {
+      // A connection of its own each time, so the kernel picks anew.
+      const follow = async () => {
+        const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+        clients.push(client);
+        const res = await fetch(`http://127.0.0.1:${port}/events`, { client });
+        if (res.status === 200) open.push(res);
+        else refusals.push(res);
+      };
+      for (let i = 0; i < 50 && open.length < 2; i++) await follow();
+      assert.equal(open.length, 2, "each process took one reader");
+      await follow();
+      assert.ok(refusals.length > 0);
+      for (const refused of refusals) {
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get("retry-after"), "1");
+        assert.equal((await refused.json()).errors[0].name, "events");
+      }
+    } finally {
+      await Promise.all(open.map((res) => res.body?.cancel()));
+      for (const client of clients) client.close();
+      await Promise.all(servers.map((server) => server.stop()));
+      await redis.kill();
+    }
+  },
+});

@@ -221,6 +221,31 @@ storeTest(
 );
 
 storeTest(
+  "on a shared port (--reuse-port) a full process asks for a retry after 1 s, and a client past its own cap still after 5",
+  async (store) => {
+    const handler = app(store, {
+      maxStreams: 2,
+      maxStreamsPerClient: 1,
+      reusePort: true,
+    });
+    const from = (client: string) =>
+      handler(
+        new Request("http://service.test/events"),
+        connectionFrom(client),
+      );
+    const a = await from("192.0.2.1");
+    const clientFull = await from("192.0.2.1");
+    assert.equal(clientFull.status, 429);
+    assert.equal(clientFull.headers.get("retry-after"), "5");
+    const b = await from("192.0.2.2");
+    const full = await from("192.0.2.3");
+    assert.equal(full.status, 503);
+    assert.equal(full.headers.get("retry-after"), "1");
+    await Promise.all([a.body?.cancel(), b.body?.cancel()]);
+  },
+);
+
+storeTest(
   "past --max-streams-per-client a client's next stream is 429; other clients still open, and a place frees when its reader leaves",
   async (store) => {
     const handler = app(store, { maxStreamsPerClient: 2 });
