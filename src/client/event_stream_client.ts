@@ -80,18 +80,21 @@ const MAX_DOUBLINGS = 5;
 const CLOSE_WAIT_MS = 1000;
 
 /**
- * The retry delay, doubled after each connection that delivered nothing
- * (or `Retry-After` when longer), stretched at random by up to as much
- * again so that readers dropped together do not all come back at once.
- * The scale bench's followers wait the same.
+ * The retry delay, doubled after each connection that delivered nothing, or
+ * a refusal's `Retry-After` (never below the retry delay), which the server
+ * gives knowing when to come back; stretched at random by up to as much again
+ * so that readers dropped together do not all come back at once. The scale
+ * bench's followers wait the same.
  */
 export function reconnectDelay(
   failures: number,
   retryMs = RETRY_MS,
-  retryAfterSeconds = 0,
+  retryAfterSeconds?: number,
 ): number {
   const doublings = Math.min(Math.max(failures - 1, 0), MAX_DOUBLINGS);
-  const base = Math.max(retryMs * 2 ** doublings, retryAfterSeconds * 1000);
+  const base = retryAfterSeconds === undefined
+    ? retryMs * 2 ** doublings
+    : Math.max(retryAfterSeconds * 1000, retryMs);
   return base * (1 + Math.random());
 }
 

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   followEventStream as follow,
   type FollowOptions,
+  reconnectDelay,
 } from "../../src/client/event_stream_client.ts";
 import { ServiceError } from "../../src/client/service_error.ts";
 
@@ -104,6 +105,33 @@ Deno.test("a 503 is retried no sooner than its Retry-After says", async () => {
   ]);
   assert.deepEqual(await take(followEventStream(fetchFn, URL_), 1), ["1:a"]);
   assert.ok(times[1]! - times[0]! >= 2000, `${times[1]! - times[0]!} ms`);
+});
+
+Deno.test("refusals in a row are each retried after their Retry-After, not after a doubled delay", async () => {
+  const busy = () =>
+    new Response("busy", { status: 503, headers: { "retry-after": "1" } });
+  const { fetchFn, times } = server([
+    busy,
+    busy,
+    busy,
+    stream("id: 1\ndata: a\n\n"),
+  ]);
+  assert.deepEqual(await take(followEventStream(fetchFn, URL_), 1), ["1:a"]);
+  const gaps = times.slice(1).map((t, i) => t - times[i]!);
+  // Each 1 to 2 s; doubling would have waited at least 1 + 2 + 4 s.
+  for (const gap of gaps) assert.ok(gap >= 1000 && gap < 2100, `${gaps}`);
+});
+
+Deno.test("the delay: doubling while nothing is delivered, a refusal's Retry-After instead when told, each stretched by up to as much again", () => {
+  for (let failures = 0; failures <= 10; failures++) {
+    const doubled = 1000 * 2 ** Math.min(Math.max(failures - 1, 0), 5);
+    const told = [undefined, 0, 1, 5, 60][failures % 5];
+    const base = told === undefined ? doubled : Math.max(told * 1000, 1000);
+    for (let i = 0; i < 50; i++) {
+      const ms = reconnectDelay(failures, 1000, told);
+      assert.ok(ms >= base && ms < 2 * base, `${failures}, ${told}: ${ms}`);
+    }
+  }
 });
 
 Deno.test("readers dropped together come back spread over the retry delay, not at once", async () => {
