@@ -260,9 +260,10 @@ function openWebSocket(
     client,
     (gone, share) => {
       let upgrade: Deno.WebSocketUpgrade;
-      const idleTimeout = idleTimeoutSeconds(route.hub.heartbeatMs);
       try {
-        upgrade = Deno.upgradeWebSocket(req, { idleTimeout });
+        upgrade = Deno.upgradeWebSocket(req, {
+          idleTimeout: idleTimeoutSeconds(route.hub.heartbeatMs),
+        });
       } catch (error) {
         throw refusalError(REFUSALS.notUpgrade, {
           reason: (error as Error).message,
@@ -270,12 +271,10 @@ function openWebSocket(
       }
       response = upgrade.response;
       // The transport's listener tells both: its stream, and the caps.
-      // A socket not open when a silent peer would be closed is given up.
       return new WebSocketTransport(
         upgrade.socket,
         both(gone, closed.resolve),
         share,
-        idleTimeout * 1000,
       );
     },
     closed.promise,

@@ -17,29 +17,10 @@ export class WebSocketTransport implements Transport {
 
   #share: BudgetShare;
 
-  /**
-   * Gone if not open within `openWithinMs`: Deno sends the 101 before the socket opens, and
-   * under saturation some never open, never ping and never close (docs/architecture.md).
-   */
-  constructor(
-    socket: WebSocket,
-    gone: () => void,
-    share: BudgetShare,
-    openWithinMs: number,
-  ) {
+  constructor(socket: WebSocket, gone: () => void, share: BudgetShare) {
     this.socket = socket;
     this.#share = share;
-    // Closed as Deno closes a peer that stays silent (1001), should it open after all.
-    const deadline = setTimeout(() => {
-      this.close("stopping");
-      gone();
-    }, openWithinMs);
-    Deno.unrefTimer(deadline);
-    const settled = () => clearTimeout(deadline);
-    socket.addEventListener("close", settled, { once: true });
-    socket.addEventListener("error", settled, { once: true });
     socket.addEventListener("open", () => {
-      settled();
       // Deno opens a socket closed during the handshake as if it were not: close it now.
       if (this.#closing !== undefined) closeFor(socket, this.#closing);
       const pending = this.#pending ?? [];

@@ -543,27 +543,6 @@ Deno.test("a browser's upgrade from a foreign origin is refused 403 and opens no
   await events.close();
 });
 
-Deno.test("a WebSocket answered 101 that never opens gives its place back once a silent peer would have been closed", async () => {
-  // A request Deno.serve did not receive is upgraded, and never opens: as
-  // some upgrades under saturation (docs/architecture.md).
-  const handler = app(new MemoryStore(), { maxStreams: 1, heartbeatMs: 10 });
-  const upgraded = await handler(
-    new Request("http://service.test/events", { headers: upgradeHeaders() }),
-  );
-  assert.equal(upgraded.status, 101);
-  const held = await call(handler, "GET", "/events");
-  assert.equal(held.status, 503, "the place is held while it may open");
-  // Its idle timeout: 20 to 25 ms at this heartbeat.
-  let res: Response | undefined;
-  for (let i = 0; i < 40 && res?.status !== 200; i++) {
-    await res?.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    res = await handler(new Request("http://service.test/events"));
-  }
-  assert.equal(res?.status, 200);
-  await res?.body?.cancel();
-});
-
 Deno.test("an upgrade request Deno cannot upgrade (no key) is answered 400, and counts no stream", async () => {
   const handler = app(new MemoryStore(), { maxStreams: 1 });
   const headers = upgradeHeaders();
