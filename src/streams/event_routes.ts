@@ -56,12 +56,40 @@ export function lastEventId(req: Request): number | undefined {
   return digits === undefined ? undefined : Number(digits);
 }
 
-/** The subscription retries at least every second; on a shared port another process may have room. */
+/** Readers may come back in a second: on a shared port another process may have room. */
 const RETRY_SOON = { "retry-after": "1" };
-/** A stream opened while the store cannot follow would wait in vain. */
-const NOT_FOLLOWING = refusalError(REFUSALS.notFollowing, {}, RETRY_SOON);
 /** A catch-up cut because all readers together were too far behind. */
 const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, RETRY_SOON);
+
+/** The longest wait asked while the store cannot follow: the clients' own longest doubling. */
+const DEAF_RETRY_MAX_S = 32;
+/** A pause in such refusals this long means the last outage is over. */
+const DEAF_GAP_MS = 2 * DEAF_RETRY_MAX_S * 1000;
+
+/**
+ * A stream opened while the store cannot follow would wait in vain. Each refusal asks for
+ * a wait as long as this process has been refusing so (1 s at first, the subscription's
+ * retry): its readers, who wait what they are told, come back within a second or two of a
+ * blip and back off through a long outage instead of asking every second.
+ */
+export class NotFollowing {
+  #since = 0;
+  #last = -Infinity;
+
+  refusal(now: number = performance.now()): HttpError {
+    if (now - this.#last > DEAF_GAP_MS) this.#since = now;
+    this.#last = now;
+    const waited = Math.ceil((now - this.#since) / 1000);
+    const seconds = Math.min(DEAF_RETRY_MAX_S, Math.max(1, waited));
+    return refusalError(REFUSALS.notFollowing, {}, {
+      "retry-after": String(seconds),
+    });
+  }
+
+  following(): void {
+    this.#last = -Infinity;
+  }
+}
 
 /** A place frees only when a reader leaves, which no clock tells. */
 const CAP_RETRY = { "retry-after": "5" };
@@ -104,6 +132,7 @@ interface StreamRoute extends StreamRouteOptions {
   catchUp: (after: number | undefined, stream: EventStream) => Promise<void>;
   /** Only where presence is told (messages). */
   presence?: PresenceTracker;
+  notFollowing: NotFollowing;
 }
 
 function openOn<T extends Transport>(
@@ -115,7 +144,8 @@ function openOn<T extends Transport>(
 ): { stream: EventStream<T>; epoch: number } {
   const { store, hub, topic } = route;
   const epoch = store.subscriptionEpoch();
-  if (epoch === undefined) throw NOT_FOLLOWING;
+  if (epoch === undefined) throw route.notFollowing.refusal();
+  route.notFollowing.following();
   const stream = hub.open(topic, client, transport, connection, kind);
   if (typeof stream === "string") {
     throw (route.sharedPort ? SHARED_PORT_REFUSALS : CAP_REFUSALS)[stream];
@@ -175,7 +205,9 @@ async function openEventStream(
   );
   stream.reader = reader;
   if (!(await catchUpThenLive(route, lastEventId(req), stream, epoch))) {
-    throw stream.endedFor === "overflow" ? READERS_BEHIND : NOT_FOLLOWING;
+    throw stream.endedFor === "overflow"
+      ? READERS_BEHIND
+      : route.notFollowing.refusal();
   }
   onlineWhileOpen(route, stream, reader);
   return new Response(stream.transport.body, { headers: STREAM_HEADERS });
@@ -371,6 +403,7 @@ export function messageEventsRoute(
     hub,
     topic: "messages",
     ...options,
+    notFollowing: new NotFollowing(),
     presence: presenceTrackerOf(store),
     async catchUp(after, stream) {
       let recent = await store.recentMessages(
@@ -416,6 +449,7 @@ export function quoteEventsRoute(
     hub,
     topic: "quote",
     ...options,
+    notFollowing: new NotFollowing(),
     async catchUp(_after, stream) {
       const quote = await store.getQuote();
       stream.write(new StreamEvent("quote", JSON.stringify(quote)));

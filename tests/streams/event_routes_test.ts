@@ -7,7 +7,10 @@ import assert from "node:assert/strict";
 import { createHandler, type HandlerOptions } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
 import type { Store, StoreEvent } from "../../src/store/store.ts";
-import { idleTimeoutSeconds } from "../../src/streams/event_routes.ts";
+import {
+  idleTimeoutSeconds,
+  NotFollowing,
+} from "../../src/streams/event_routes.ts";
 import { call, connectionFrom, storeTest } from "../_support/call.ts";
 import { type EventReader, readEvents } from "../_support/event_reader.ts";
 import { itemAt } from "../_support/item_at.ts";
@@ -457,6 +460,46 @@ Deno.test("while the store cannot hear of changes, no stream opens: 503 with Ret
   store.restore(1);
   const { events } = await open(handler, "/events");
   await events.close();
+});
+
+Deno.test("while the store cannot hear of changes, Retry-After grows with how long this process has refused: 1 s at first, again 1 s after it follows again", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  const retryAfter = async () => {
+    const res = await handler(new Request("http://service.test/events"));
+    await refusedToFollow(res);
+    return Number(res.headers.get("retry-after"));
+  };
+  store.drop();
+  assert.equal(await retryAfter(), 1);
+  // Readers that retry as told keep asking through a long outage.
+  const until = performance.now() + 2_100;
+  while (performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await retryAfter();
+  }
+  assert.equal(await retryAfter(), 3);
+  store.restore(1);
+  const { events } = await open(handler, "/events");
+  await events.close();
+  store.drop();
+  assert.equal(await retryAfter(), 1);
+});
+
+Deno.test("the wait asked while not following: seconds refused so far, 1 to 32, anew after a minute without refusals or once following", () => {
+  const wait = (deaf: NotFollowing, now: number) =>
+    Number(deaf.refusal(now).getResponse().headers.get("retry-after"));
+  const deaf = new NotFollowing();
+  assert.equal(wait(deaf, 1_000), 1);
+  assert.equal(wait(deaf, 1_500), 1);
+  assert.equal(wait(deaf, 3_200), 3);
+  for (let t = 3_200; t <= 120_000; t += 30_000) wait(deaf, t);
+  assert.equal(wait(deaf, 130_000), 32);
+  // A pause longer than two of the longest waits: a new outage.
+  assert.equal(wait(deaf, 130_000 + 64_001), 1);
+  assert.equal(wait(deaf, 200_000), 6);
+  deaf.following();
+  assert.equal(wait(deaf, 200_001), 1);
 });
 
 Deno.test("a subscription lost during a stream's catch-up: the reader is told to come back (503), not answered a stream that cannot follow", async () => {
