@@ -107,7 +107,11 @@ const CAP_REFUSALS = {
 /** The kernel places a retry on a process of the port at random (docs/operating.md). */
 const SHARED_PORT_REFUSALS = {
   ...CAP_REFUSALS,
-  full: refusalError(REFUSALS.streamsFull, {}, RETRY_SOON),
+  // Closed, or a client that keeps its connection asks this process again.
+  full: refusalError(REFUSALS.streamsFull, {}, {
+    ...RETRY_SOON,
+    connection: "close",
+  }),
 };
 
 const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);

@@ -115,6 +115,7 @@ Deno.test({
       for (const refused of refusals) {
         assert.equal(refused.status, 503);
         assert.equal(refused.headers.get("retry-after"), "1");
+        assert.equal(refused.headers.get("connection"), "close");
         assert.equal((await refused.json()).errors[0].name, "events");
       }
     } finally {

@@ -244,6 +244,8 @@ storeTest(
     const full = await from("192.0.2.3");
     assert.equal(full.status, 503);
     assert.equal(full.headers.get("retry-after"), "1");
+    // A client that keeps its connection would ask the same full process again.
+    assert.equal(full.headers.get("connection"), "close");
     await Promise.all([a.body?.cancel(), b.body?.cancel()]);
   },
 );
