@@ -154,15 +154,20 @@ async function* sseConnection(
     onRetry: (ms) => connection.retryMs = ms,
   });
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  // Not left to fetch: under Deno 2.9.6 some of fifty aborted bodies went on
+  // reading for good while messages flowed.
+  const stop = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", stop, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done || signal?.aborted) return;
       parser.feed(value);
       for (let event; (event = queue.shift());) yield event;
     }
   } finally {
-    reader.cancel().catch(() => {});
+    signal?.removeEventListener("abort", stop);
+    stop();
   }
 }
 

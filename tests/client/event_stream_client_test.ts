@@ -134,6 +134,48 @@ Deno.test("the delay: doubling while nothing is delivered, a refusal's Retry-Aft
   }
 });
 
+Deno.test("an aborted signal ends the iteration even when the response body goes on after it (as Deno 2.9.6's fetch sometimes did)", async () => {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let id = 0;
+  // Deaf to the signal: a message every 10 ms until cancelled.
+  const endless = () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          timer = setInterval(() => {
+            id++;
+            controller.enqueue(
+              new TextEncoder().encode(`id: ${id}\ndata: x\n\n`),
+            );
+          }, 10);
+        },
+        cancel: () => clearInterval(timer),
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  const { fetchFn } = server([endless]);
+  const stop = new AbortController();
+  let heard = 0;
+  let ended = false;
+  const following = (async () => {
+    for await (
+      const _event of followEventStream(fetchFn, URL_, { signal: stop.signal })
+    ) {
+      if (++heard === 3) stop.abort();
+    }
+    ended = true;
+  })();
+  let wait: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    following,
+    new Promise((resolve) => wait = setTimeout(resolve, 1_000)),
+  ]);
+  clearTimeout(wait);
+  clearInterval(timer);
+  assert.ok(ended, `still following after ${heard} events`);
+  assert.equal(heard, 3);
+});
+
 Deno.test("readers dropped together come back spread over the retry delay, not at once", async () => {
   const waits = await Promise.all(
     Array.from({ length: 20 }, async () => {
