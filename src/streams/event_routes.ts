@@ -151,10 +151,12 @@ function openOn<T extends Transport>(
   if (epoch === undefined) throw route.notFollowing.refusal();
   route.notFollowing.following();
   const stream = hub.open(topic, client, transport, connection, kind);
-  if (typeof stream === "string") {
-    throw (route.sharedPort ? SHARED_PORT_REFUSALS : CAP_REFUSALS)[stream];
-  }
+  if (typeof stream === "string") throw capRefusal(route, stream);
   return { stream, epoch };
+}
+
+function capRefusal(route: StreamRoute, refused: StreamRefusal): HttpError {
+  return (route.sharedPort ? SHARED_PORT_REFUSALS : CAP_REFUSALS)[refused];
 }
 
 /**
@@ -340,11 +342,21 @@ async function readerOf(
   return user.name;
 }
 
-/** An empty body, so that Deno adds no `content-length: 0`. */
-const head = () =>
-  new Response(new ReadableStream({ start: (c) => c.close() }), {
+/** The status `GET` would answer now; an empty body, so that Deno adds no `content-length: 0`. */
+function head(
+  route: StreamRoute,
+  req: Request,
+  info: ConnectionInfo | undefined,
+): Response {
+  if (route.store.subscriptionEpoch() === undefined) {
+    throw route.notFollowing.refusal();
+  }
+  const refused = route.hub.refusal(route.clientOf(req, info), "events");
+  if (refused !== undefined) throw capRefusal(route, refused);
+  return new Response(new ReadableStream({ start: (c) => c.close() }), {
     headers: STREAM_HEADERS,
   });
+}
 
 function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
   return {
@@ -361,7 +373,7 @@ function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
         ? openWebSocket(route, req, client, reader)
         : openEventStream(route, req, info, client, reader);
     },
-    HEAD: head,
+    HEAD: (req: Request, info?: ConnectionInfo) => head(route, req, info),
   };
 }
 

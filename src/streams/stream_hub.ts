@@ -224,6 +224,20 @@ export class StreamHub {
   }
 
   /** The transport is built only once the caps allow it and before counting, so a throw changes nothing. */
+  /** Why a stream of `client` would be refused now, if it would. */
+  refusal(client: string, kind: StreamKind): StreamRefusal | undefined {
+    if (this.#stopped || this.size + this.closing >= this.#maxStreams) {
+      return "full";
+    }
+    // Without the connection clients cannot be told apart: one share would refuse strangers.
+    if (client === UNKNOWN_CLIENT) return undefined;
+    if (this.#held(client) >= this.#maxPerClient) return "client-full";
+    if (
+      kind === "websocket" &&
+      this.#held(webSocketPlace(client)) >= this.#maxWebSocketsPerClient
+    ) return "client-websockets-full";
+  }
+
   open<T extends Transport>(
     topic: string,
     client: string,
@@ -231,20 +245,11 @@ export class StreamHub {
     connection?: Promise<unknown>,
     kind: StreamKind = "events",
   ): EventStream<T> | StreamRefusal {
-    if (this.#stopped || this.size + this.closing >= this.#maxStreams) {
-      return "full";
-    }
+    const refused = this.refusal(client, kind);
+    if (refused !== undefined) return refused;
     const places = kind === "websocket"
       ? [client, webSocketPlace(client)]
       : [client];
-    // Without the connection clients cannot be told apart: one share would refuse strangers.
-    if (client !== UNKNOWN_CLIENT) {
-      if (this.#held(client) >= this.#maxPerClient) return "client-full";
-      if (
-        kind === "websocket" &&
-        this.#held(webSocketPlace(client)) >= this.#maxWebSocketsPerClient
-      ) return "client-websockets-full";
-    }
     const stream = new EventStream(this, client, transport, connection, places);
     for (const place of places) this.#places.set(place, this.#held(place) + 1);
     let readers = this.#topics.get(topic);

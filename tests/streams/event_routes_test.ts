@@ -504,6 +504,35 @@ Deno.test("the wait asked while not following: seconds refused so far, 1 to 32, 
   assert.equal(wait(deaf, 200_001), 1);
 });
 
+Deno.test("HEAD on a stream route answers the status GET would: 503 when full or not following, 429 past the client's cap, each with Retry-After", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store, { maxStreams: 2, maxStreamsPerClient: 1 });
+  const at = (method: string, client: string, path = "/events") =>
+    handler(
+      new Request(`http://service.test${path}`, { method }),
+      connectionFrom(client),
+    );
+  const first = await at("GET", "192.0.2.1");
+  const clientFull = await at("HEAD", "192.0.2.1");
+  assert.equal(clientFull.status, 429);
+  assert.equal(clientFull.headers.get("retry-after"), "5");
+  assert.equal((await at("HEAD", "192.0.2.2")).status, 200);
+  const second = await at("GET", "192.0.2.2");
+  for (const path of ["/events", "/quote/events"]) {
+    const full = await at("HEAD", "192.0.2.3", path);
+    assert.equal(full.status, 503);
+    assert.equal(full.headers.get("retry-after"), "5");
+    assert.equal((await at("GET", "192.0.2.3", path)).status, 503);
+  }
+  await Promise.all([first.body?.cancel(), second.body?.cancel()]);
+  store.drop();
+  for (const path of ["/events", "/quote/events"]) {
+    const deaf = await at("HEAD", "192.0.2.3", path);
+    assert.equal(deaf.status, 503);
+    assert.ok(Number(deaf.headers.get("retry-after")) >= 1);
+  }
+});
+
 Deno.test("a subscription lost during a stream's catch-up: the reader is told to come back (503), not answered a stream that cannot follow", async () => {
   const store = new FlakySubscription();
   const handler = app(store);
