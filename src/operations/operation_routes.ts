@@ -103,7 +103,7 @@ function sampleAll(options: OperationRouteOptions): void {
 export function operationRoutes(options: OperationRouteOptions): Routes {
   const { store, metrics } = options;
   sampleAll(options);
-  // Not ready: the usual 503 envelope, and what an operator is to act on.
+  // Not ready: the usual 503 envelope and `Retry-After`, and what an operator is to act on.
   const readiness = (readiness: Readiness) =>
     readiness.ready ? jsonResponse(READY) : jsonResponse(
       JSON.stringify({
@@ -112,6 +112,7 @@ export function operationRoutes(options: OperationRouteOptions): Routes {
         reason: readiness.reason,
       }),
       503,
+      { "retry-after": "1" },
     );
   return {
     "/healthz": { GET: () => jsonResponse(HEALTHY) },

@@ -35,5 +35,7 @@ Deno.test("/readyz is 503 while the store cannot serve, saying why", async () =>
     message: "Service Unavailable",
     reason: "out of memory",
   });
+  // As every 503 of a store that cannot serve: when to ask again.
+  assert.equal(ready.headers.get("retry-after"), "1");
   assert.equal((await call(handler, "GET", "/healthz")).status, 200);
 });
