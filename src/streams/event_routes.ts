@@ -358,7 +358,10 @@ function head(
   });
 }
 
-function streamMethods(route: StreamRoute): Partial<Record<Method, Handler>> {
+function streamMethods(
+  parts: Omit<StreamRoute, "notFollowing">,
+): Partial<Record<Method, Handler>> {
+  const route = { ...parts, notFollowing: new NotFollowing() };
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
       const webSocket =
@@ -419,7 +422,6 @@ export function messageEventsRoute(
     hub,
     topic: "messages",
     ...options,
-    notFollowing: new NotFollowing(),
     presence: presenceTrackerOf(store),
     async catchUp(after, stream) {
       let recent = await store.recentMessages(
@@ -465,7 +467,6 @@ export function quoteEventsRoute(
     hub,
     topic: "quote",
     ...options,
-    notFollowing: new NotFollowing(),
     async catchUp(_after, stream) {
       const quote = await store.getQuote();
       stream.write(new StreamEvent("quote", JSON.stringify(quote)));

@@ -223,7 +223,6 @@ export class StreamHub {
     this.#feeds.set(topic, feed);
   }
 
-  /** The transport is built only once the caps allow it and before counting, so a throw changes nothing. */
   /** Why a stream of `client` would be refused now, if it would. */
   refusal(client: string, kind: StreamKind): StreamRefusal | undefined {
     if (this.#stopped || this.size + this.closing >= this.#maxStreams) {
@@ -236,8 +235,10 @@ export class StreamHub {
       kind === "websocket" &&
       this.#held(webSocketPlace(client)) >= this.#maxWebSocketsPerClient
     ) return "client-websockets-full";
+    return undefined;
   }
 
+  /** The transport is built only once the caps allow it and before counting, so a throw changes nothing. */
   open<T extends Transport>(
     topic: string,
     client: string,

@@ -8,6 +8,22 @@ import assert from "node:assert/strict";
 import { freePort, runProgram, startServer } from "../_support/program.ts";
 import { redisServerPath, startRedis } from "../_support/redis_server.ts";
 
+/** `count` processes started with `--reuse-port` on one free port, sharing a new Redis. */
+async function onOnePort(count: number, extra: string[] = []) {
+  const redis = await startRedis();
+  const port = freePort();
+  const args = [
+    `--port=${port}`,
+    "--hostname=127.0.0.1",
+    "--reuse-port",
+    `--store=${redis.url}`,
+    ...extra,
+  ];
+  const servers = [];
+  for (let i = 0; i < count; i++) servers.push(await startServer(args));
+  return { port, redis, servers };
+}
+
 Deno.test("--reuse-port with the memory store is a usage error that says why", async () => {
   const { code, stderr } = await runProgram(["--reuse-port", "--port=0"]);
   assert.equal(code, 2);
@@ -19,16 +35,8 @@ Deno.test({
     "two processes started with --reuse-port on one port both answer, new connections spread between them, and they share one Redis",
   ignore: redisServerPath() === undefined,
   async fn() {
-    const redis = await startRedis();
-    const port = freePort();
-    const args = [
-      `--port=${port}`,
-      "--hostname=127.0.0.1",
-      "--reuse-port",
-      `--store=${redis.url}`,
-    ];
-    const a = await startServer(args);
-    const b = await startServer(args);
+    const { port, redis, servers } = await onOnePort(2);
+    const [a, b] = [servers[0]!, servers[1]!];
     try {
       const base = `http://127.0.0.1:${port}/`;
       const reg = await fetch(`${base}users`, { method: "POST", body: "ann" });
@@ -86,16 +94,7 @@ Deno.test({
     "processes sharing a port each refuse past their --max-streams with Retry-After: 1, and a retry finds the one with room",
   ignore: redisServerPath() === undefined,
   async fn() {
-    const redis = await startRedis();
-    const port = freePort();
-    const args = [
-      `--port=${port}`,
-      "--hostname=127.0.0.1",
-      "--reuse-port",
-      "--max-streams=1",
-      `--store=${redis.url}`,
-    ];
-    const servers = [await startServer(args), await startServer(args)];
+    const { port, redis, servers } = await onOnePort(2, ["--max-streams=1"]);
     const clients: Deno.HttpClient[] = [];
     const open: Response[] = [];
     const refusals: Response[] = [];
