@@ -16,10 +16,7 @@ export interface Credential {
   digest?: string;
 }
 
-/**
- * Header values come one character per byte: valid UTF-8 is read as UTF-8
- * (curl, our clients), anything else as ISO-8859-1 (browsers, `requests`).
- */
+/** Header bytes as UTF-8 where valid (curl, our clients), else ISO-8859-1 (browsers, `requests`). */
 function decodeHeader(value: string): string | null {
   let ascii = true;
   for (let i = 0; i < value.length; i++) {

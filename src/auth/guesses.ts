@@ -94,9 +94,8 @@ export function createAuthenticator(
   const { store, rate, clientOf, report } = options;
 
   /**
-   * A wrong credential is answered 401 only if its failure was counted: one
-   * that found the client out of tries (taken meanwhile, here or at another
-   * process) is refused as if it came later.
+   * A wrong credential is 401 only if its failure was counted; one that found the
+   * client out of tries (taken meanwhile, here or elsewhere) is refused like a later one.
    */
   function wrong(waitMs: number): null {
     if (waitMs > 0) {

@@ -9,7 +9,7 @@ const TOKEN_BYTES = 20;
 let randomPool = new Uint8Array(0);
 let randomOffset = 0;
 
-/** A fresh token: 20 random bytes from `crypto.getRandomValues` as 40 lowercase hex digits. */
+/** A fresh token, from `crypto.getRandomValues`. */
 export function newToken(): string {
   if (randomOffset + TOKEN_BYTES > randomPool.length) {
     randomPool = crypto.getRandomValues(new Uint8Array(TOKEN_BYTES * 512));

@@ -1,6 +1,5 @@
 /**
- * What a line typed in the terminal chat does, and how changes of presence
- * are told.
+ * What a line typed in the terminal chat does, and how presence changes are told.
  * @module
  */
 
@@ -42,7 +41,6 @@ async function more(chat: Chat): Promise<void> {
   );
 }
 
-/** What `/users` says: who is online, then who else is registered. */
 async function whoIsHere(client: MessagingClient): Promise<string> {
   const [online, users] = await Promise.all([client.online(), client.users()]);
   const here = new Set(online);

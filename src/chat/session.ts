@@ -64,9 +64,7 @@ class Session implements Chat {
   #rejoining: Promise<boolean> | undefined;
   #notSent = 0;
   readonly online = Promise.withResolvers<void>();
-  /** The newest messages shown, newest first. */
   readonly #newest: Message[] = [];
-  /** Whether the stream was lost and not yet found again. */
   #lost = false;
 
   constructor(url: string) {
@@ -102,11 +100,7 @@ class Session implements Chat {
     this.#down = !ok;
   }
 
-  /**
-   * The next line: `null` at the end of input or on a signal, `undefined`
-   * once `ms` passed first. A line that arrives after its caller stopped
-   * waiting is kept for the next.
-   */
+  /** The next line, `null` at end of input or a signal, or `undefined` after `ms` (keeping a late line). */
   async #nextLine(ms?: number): Promise<string | null | undefined> {
     const reading = this.#reading ??= this.term.readLine();
     const got = await within(
@@ -139,10 +133,7 @@ class Session implements Chat {
     return 1;
   }
 
-  /**
-   * Asks until a name registers, retrying the same name while the service
-   * is unreachable. The exit code when the chat ends before joining.
-   */
+  /** Asks until a name registers (the same one while unreachable); an exit code if the chat ends first. */
   async join(name: string | undefined): Promise<number | undefined> {
     let candidate = name;
     while (this.client.token === undefined) {
@@ -163,7 +154,6 @@ class Session implements Chat {
     return undefined;
   }
 
-  /** One attempt: done, refused, to retry, or the exit code. */
   async #register(
     name: string,
   ): Promise<"done" | "refused" | "retry" | number> {
@@ -192,10 +182,7 @@ class Session implements Chat {
     }
   }
 
-  /**
-   * The service forgot the name: take it again if it is free, once at a
-   * time, as a send and the stream may both find out.
-   */
+  /** The service forgot the name: take it again if free, once however many calls find out. */
   rejoin(refused: string | undefined): Promise<boolean> {
     // A refusal of an older token: joined again since.
     if (refused !== this.client.token) return Promise.resolve(true);

@@ -7,7 +7,6 @@
 import stringWidth from "string-width";
 import type { Message } from "../client/client.ts";
 
-/** How many notices the terminal shows at once, newest last. */
 const NOTICES_SHOWN = 3;
 
 const ESC = "\x1b";
@@ -98,10 +97,7 @@ interface Screen {
   notices: string[];
 }
 
-/**
- * One row a line, so nothing pushes the title off; a short terminal drops
- * the spacing first, then the oldest messages and notices.
- */
+/** One row a line, so nothing pushes the title off; short terminals drop spacing, then the oldest. */
 function screenLines(screen: Screen, columns: number, rows: number) {
   const shown = screen.messages.toReversed().map((m) => {
     const line = fit(`${printable(m.user)}: ${printable(m.text)}`, columns);
@@ -197,8 +193,7 @@ export class FullScreen implements Terminal {
       write(key);
       return undefined;
     }
-    // Backspace redraws, so wide characters leave no stale cells; Ctrl-U
-    // forgets the line typed so far.
+    // Backspace redraws, so wide characters leave no stale cells; Ctrl-U clears the line.
     if (key === "\x7f" || key === "\b") this.#typed = withoutLast(this.#typed);
     else if (key === "\x15") this.#typed = "";
     else return undefined;

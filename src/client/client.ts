@@ -1,7 +1,6 @@
 /**
- * Typed clients of both services over `fetch`: one method per endpoint, and
- * one error type carrying what the service said. The package's `./client`
- * entry; the main entry exports the same.
+ * Typed clients of both services over `fetch`, one method per endpoint; the
+ * package's `./client` entry (the main entry exports the same).
  * @module
  */
 
@@ -182,7 +181,6 @@ class JsonClient {
     this.#fetch = options.fetch ?? fetch.bind(globalThis);
   }
 
-  /** Follows the event stream at `path`, as `token()`'s user if any. */
   follow(
     path: string,
     options?: FollowOptions,
@@ -256,7 +254,6 @@ export class MessagingClient {
     return dash === -1 ? undefined : token!.slice(0, dash);
   }
 
-  /** A call as the held token's user: without one, 401 `Not registered`. */
   #asUser<T>(method: string, path: string, body?: string): Promise<T> {
     const token = this.token;
     if (token === undefined) {
@@ -351,10 +348,9 @@ export class MessagingClient {
   }
 
   /**
-   * `GET /events`: the newest five (or every retained one after
-   * `lastEventId`), then each new one, resuming after the last id on
-   * reconnecting. Opened as the token's user, who is online meanwhile; a
-   * token the service no longer knows ends it with a 401 {@linkcode ServiceError}.
+   * `GET /events`: the newest five (or every retained one after `lastEventId`),
+   * then each new one, resuming on reconnecting. Followed as the token's user,
+   * who is online meanwhile; a forgotten token ends it with a 401 {@linkcode ServiceError}.
    */
   async *events(
     options: MessageFollowOptions = {},

@@ -56,10 +56,7 @@ export interface FollowOptions {
   onReconnect?: (reason: unknown) => void;
   /** Resume after this message id, as a reconnecting reader does. */
   lastEventId?: number;
-  /**
-   * Default: a WebSocket where the runtime has one, falling back to
-   * server-sent events for good when a socket cannot open but the stream can.
-   */
+  /** Default: a WebSocket where the runtime has one, switching for good to SSE where none opens. */
   transport?: "websocket" | "sse";
 }
 
@@ -80,11 +77,9 @@ const MAX_DOUBLINGS = 5;
 const CLOSE_WAIT_MS = 1000;
 
 /**
- * The retry delay, doubled after each connection that delivered nothing, or
- * a refusal's `Retry-After` (never below the retry delay), which the server
- * gives knowing when to come back; stretched at random by up to as much again
- * so that readers dropped together do not all come back at once. The scale
- * bench's followers wait the same.
+ * The retry delay doubled per connection that delivered nothing, or a refusal's
+ * `Retry-After`; stretched at random up to 2× so readers dropped together do
+ * not return at once. The scale bench's followers wait the same.
  */
 export function reconnectDelay(
   failures: number,
@@ -126,7 +121,6 @@ export interface StreamMessage {
 /** What one connection reports back to the loop that reconnects. */
 interface Connection {
   lastEventId: string | undefined;
-  /** The server's `retry:`, if it set one. */
   retryMs?: number;
   /** An event came: the connection worked, so backing off starts over. */
   delivered: boolean;
@@ -193,10 +187,7 @@ function eventOfFrame(data: unknown): StreamMessage | undefined {
   };
 }
 
-/**
- * A close with 1008 (a bad token, told as the 401 a request would get) or
- * 1003 (a refused frame) is the client's to fix; any other is retried.
- */
+/** 1008 (a bad token: the 401 a request would get) or 1003 (a refused frame) is the client's to fix. */
 function closeError(event: CloseEvent): Error {
   const said = `${event.code}${event.reason ? `: ${event.reason}` : ""}`;
   const closed = `the socket was closed with ${said}`;
@@ -210,10 +201,7 @@ function closeError(event: CloseEvent): Error {
   return new Error(`the socket closed with ${said}`);
 }
 
-/**
- * Reads one WebSocket: `?lastEventId=` in the URL (a socket sends no such
- * header), and the token frame first, so its user is online meanwhile.
- */
+/** Reads one WebSocket: `?lastEventId=` in the URL (a socket sends no such header), token frame first. */
 async function* socketConnection(
   source: StreamSource,
   connection: Connection,
@@ -258,8 +246,7 @@ async function* socketConnection(
       const gone = new AbortController();
       socket.addEventListener("close", () => gone.abort(), { once: true });
       socket.close(1000);
-      // Closed before the caller goes on, so a server shut down next finds
-      // no socket open.
+      // Awaited, so a server shut down next finds no socket open.
       await wait(CLOSE_WAIT_MS, gone.signal);
     }
   }
@@ -271,9 +258,8 @@ async function* socketConnection(
 }
 
 /**
- * The events at `source.url` until `options.signal` aborts. What waiting
- * cannot fix (a 4xx, a socket closed with 1003 or 1008) ends it with a
- * {@linkcode ServiceError}; anything else is retried, after a growing delay.
+ * The events at `source.url` until `options.signal` aborts. What waiting cannot
+ * fix (a 4xx, a close with 1003 or 1008) throws a {@linkcode ServiceError}.
  */
 export async function* followEventStream(
   source: StreamSource,
@@ -282,7 +268,6 @@ export async function* followEventStream(
   const { signal } = options;
   const hasWebSocket = typeof globalThis.WebSocket === "function";
   let transport = options.transport ?? (hasWebSocket ? "websocket" : "sse");
-  // Only a transport chosen by default falls back to the other.
   const mayFallBack = options.transport === undefined && hasWebSocket;
   const state: Connection = {
     lastEventId: options.lastEventId?.toString(),

@@ -1,6 +1,5 @@
 /**
- * "One name, one look": UTS #39 skeletons from Unicode's confusables data, copied into
- * `confusables.json` so serving loads no npm package (docs/architecture.md, "Name skeletons").
+ * "One name, one look": UTS #39 skeletons (docs/architecture.md, "Name skeletons").
  * @module
  */
 

@@ -137,7 +137,6 @@ function responsesOf(method: Method, operation: Operation): JsonObject {
     ...(operation.refusals ?? []),
     // Every write spends the client's allowance under `--rate-limit`.
     ...(method === "GET" ? [] : [REFUSALS.tooManyWrites]),
-    // A client that failed to authenticate too often (`--auth-failures`).
     ...(operation.token ? [REFUSALS.tooManyAuthFailures] : []),
   ];
   // Any call may fault, or meet the store unreachable or the server stopping.

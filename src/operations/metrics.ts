@@ -1,6 +1,5 @@
 /**
- * Metrics in the Prometheus text format: two map lookups per request, the
- * text built only when scraped (docs/architecture.md, "Metrics").
+ * Prometheus metrics: two map lookups per request, the text built when scraped (docs/architecture.md, "Metrics").
  * @module
  */
 

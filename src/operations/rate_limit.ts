@@ -10,10 +10,7 @@ import type { Allowance } from "../store/store.ts";
 import type { RateLimit } from "../store/token_buckets.ts";
 import { isWithin } from "../limits/whole_range.ts";
 
-/**
- * The rates `--rate-limit` takes too; the refill bound keeps a bucket's
- * expiry a whole number in Redis's Lua (14 significant digits).
- */
+/** Also `--rate-limit`'s; the refill bound keeps a bucket's expiry whole in Redis's Lua (14 significant digits). */
 export const RATE_LIMIT_BOUNDS = {
   burst: { min: 1, max: 1_000_000_000 },
   periodMs: { min: 1, max: 86_400_000 },

@@ -1,6 +1,5 @@
 /**
- * Counts this process's authenticated streams per user and tells the store only of a user's first
- * and last, where processes are added up (docs/architecture.md, "Presence tracker").
+ * Counts streams per user; tells the store only of the first and last (docs/architecture.md, "Presence tracker").
  * @module
  */
 

@@ -74,8 +74,7 @@ export interface HandlerOptions extends ServiceOptions {
 const routesOf = { messaging: messagingRoutes, quote: quoteRoutes };
 
 /**
- * One handler for the selected services over one store, with `/openapi.json`, `/healthz`,
- * `/readyz` and `/metrics`.
+ * One handler for the selected services over one store, with `/openapi.json` and the operator's routes.
  *
  * @example Mounting both services in Deno.serve
  * ```ts

@@ -1,6 +1,5 @@
 /**
- * Options declared once, a row each, from which come the parser, the
- * variables, `--help`, the docs' table and the parsed values' type.
+ * Options declared once, a row each: the parser, variables, `--help`, docs' table and type follow.
  * @module
  */
 
@@ -17,7 +16,6 @@ export class UsageError extends Error {}
 
 /** A value its parser refuses; the reader adds where it came from. */
 export class InvalidValue extends Error {
-  /** `must be ...`, about `raw`, the text refused. */
   constructor(message: string, readonly raw: string) {
     super(message);
   }
@@ -176,7 +174,6 @@ export type OptionValues<Table extends OptionTable> = {
 /** `main.ts` takes flags (falling back on `fallback` variables); `serve.ts` only `serve` variables. */
 export type Entry = "start" | "serve";
 
-/** Whether `entry` reads `option`'s variable (when its flag is absent). */
 function readsVariable(entry: Entry, option: OptionRow): boolean {
   return entry === "serve"
     ? option.variable?.serve === true
@@ -224,7 +221,6 @@ export function readOptions<Table extends OptionTable>(
       const raw = env(option.variable.name);
       if (raw !== undefined) {
         source = option.variable.name;
-        // Several values of a list are separated by white space or commas.
         given = option.kind === "list"
           ? raw.split(/[\s,]+/).filter(Boolean)
           : [raw];
@@ -243,7 +239,6 @@ export function readOptions<Table extends OptionTable>(
   return values as OptionValues<Table>;
 }
 
-/** The flag as `--help` shows it: `--name=PLACEHOLDER`. */
 function flagText(option: Option<unknown>): string {
   return option.placeholder
     ? `--${option.flag}=${option.placeholder}`
@@ -257,11 +252,9 @@ const wrap = (text: string, width: number): string[] =>
 const HELP_WIDTH = 80;
 const HELP_COLUMN = 28;
 
-/** The flags' part of `--help`: each flag, then its help wrapped beside it. */
 function flagsHelp(table: OptionTable): string {
   const lines: string[] = [];
   for (const option of Object.values(table)) {
-    // The default with the variable `main.ts` falls back on first.
     const shown = option.variable?.fallback
       ? `$${option.variable.name}, else ${option.shownDefault}`
       : option.shownDefault;

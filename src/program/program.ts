@@ -1,6 +1,5 @@
 /**
- * The set-up `main.ts` and `serve.ts` share: the log, the store, the handler
- * and the banner; each entry adds how it listens and stops.
+ * The set-up `main.ts` and `serve.ts` share; each entry adds how it listens and stops.
  * @module
  */
 
@@ -29,7 +28,6 @@ export interface Program {
 export async function setUpProgram(
   config: Config,
   log: ProgramLog,
-  // The signals the entry aborts, and the requests it waits for.
   signals: Pick<HandlerOptions, "signal" | "stopSignal" | "inFlight">,
 ): Promise<Program> {
   const store = await openStore({ ...config, onStatus: log.report });

@@ -19,10 +19,7 @@ export type NoServer = Record<PropertyKey, never>;
 
 const SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
-/**
- * Listens for signals first: `deno serve` cannot stop a module it has no server from yet. A
- * worker stopped while starting must not exit (docs/architecture.md, "deno serve workers").
- */
+/** Listens for signals before starting; stopped meanwhile, it must not exit (docs/architecture.md, "`deno serve` workers"). */
 export async function startServeWorker(
   start: (life: WorkerLife) => Promise<Deno.ServeDefaultExport>,
 ): Promise<Deno.ServeDefaultExport | NoServer> {

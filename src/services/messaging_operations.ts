@@ -22,7 +22,6 @@ const MESSAGE_SCHEMA = {
   },
 };
 
-/** A query parameter holding a whole number in `range`. */
 const wholeQuery = (
   name: string,
   range: { min: number; max: number; default?: number },
@@ -61,7 +60,6 @@ export const MESSAGING_OPERATIONS: Operations = {
         }),
         example: { token: "José-3f0c1e5a9b7d2c4e6f8a0b1c2d3e4f5a6b7c8d9e" },
       },
-      // Every refusal of the name, in the catalogue's order.
       refusals: Object.values(REFUSALS).filter((r) => r.name === "name"),
     },
     GET: {

@@ -66,8 +66,7 @@ function survey(text: string): Survey {
 }
 
 /**
- * The value `text` holds, each number kept as written, or why not (not JSON
- * before too deep, the contract's order).
+ * The value `text` holds, each number as written, or why not (not JSON before too deep).
  *
  * @example Numbers come back as they were posted
  * ```ts

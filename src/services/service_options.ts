@@ -37,8 +37,7 @@ export const SERVICE_LIMITS = {
 } as const satisfies Record<string, WholeLimit>;
 
 /**
- * Options of `createMessagingService` and `createQuoteService`. `S` is
- * what each needs of the store, less than a whole {@linkcode Store}.
+ * Options of `createMessagingService` and `createQuoteService`; `S`: what each needs of a {@linkcode Store}.
  *
  * @example A smaller body limit
  * ```ts

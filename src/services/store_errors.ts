@@ -1,6 +1,5 @@
 /**
- * An unreachable store is 503 (come back), not the client's fault; a client
- * out of write allowance is 429.
+ * An unreachable store is 503 (come back), not the client's fault; one out of write allowance is 429.
  * @module
  */
 

@@ -1,4 +1,7 @@
-/** The listeners of a store's changes, for every store implementation. @module */
+/**
+ * The listeners of a store's changes, for every store implementation.
+ * @module
+ */
 
 import type { StoreEvent } from "./store.ts";
 

@@ -46,8 +46,7 @@ export class MemoryStore implements Store {
   #messages: Ring;
   #maxUsers: number;
   #quote = INITIAL_QUOTE;
-  // GET / is the hottest read: built once per post. One slot, not a Map, which
-  // would churn (docs/architecture.md#one-timer-for-many-waits).
+  // GET /'s hot read, built once per post: one slot, not a churning Map (docs/architecture.md#one-timer-for-many-waits).
   #newest: { limit: number; messages: readonly string[] } | undefined;
   /** Ids are consecutive: the ring holds `#lastId - size + 1` to `#lastId`. */
   #lastId = 0;
@@ -102,7 +101,6 @@ export class MemoryStore implements Store {
     return true;
   }
 
-  /** Removes a registered user: `removeUser`'s step, and forgetting's. */
   #unregister(name: string): void {
     this.#users.delete(name);
     this.#looks.delete(lookOf(name));
@@ -223,7 +221,6 @@ export class MemoryStore implements Store {
     this.#listeners.emit({ kind: "quote", quote });
   }
 
-  /** Spends one write of the allowance, or throws {@linkcode RateLimited} when none is left. */
   #spend(allowance: Allowance | undefined): void {
     if (allowance === undefined) return;
     const wait = this.#buckets.take(allowance.client, allowance.rate);

@@ -1,4 +1,7 @@
-/** A fixed-size ring, newest overwriting oldest: inserting costs the same at any count. @module */
+/**
+ * A fixed-size ring, newest overwriting oldest: inserting costs the same at any count.
+ * @module
+ */
 
 export class Ring {
   #items: string[];

@@ -1,7 +1,6 @@
 /**
- * The interfaces all state lives behind, one per concern, and `Store`, all of
- * them (docs/architecture.md#the-store-interface). A message crosses them as
- * its JSON object text, never parsed.
+ * The interfaces all state lives behind (docs/architecture.md#the-store-interface);
+ * a message crosses them as its JSON object text, never parsed.
  * @module
  */
 
@@ -41,8 +40,7 @@ export type Awaitable<T> = T | Promise<T>;
 export type RegisterResult = "registered" | "exists" | "full";
 
 /**
- * Who holds which token: the part of {@linkcode UserDirectory} that
- * authentication needs.
+ * Who holds which token: the part of {@linkcode UserDirectory} authentication needs.
  *
  * @example Checking a token
  * ```ts
@@ -63,8 +61,7 @@ export interface UserTokens {
 }
 
 /**
- * Failed authentications, counted per client so that guessing tokens is
- * limited (`--auth-failures`); with Redis the count is shared.
+ * Failed authentications per client, so that guessing tokens is limited (`--auth-failures`).
  *
  * @example A client that guessed too often waits
  * ```ts
@@ -78,20 +75,13 @@ export interface UserTokens {
  * ```
  */
 export interface AuthFailures {
-  /**
-   * How long `client` must wait before a credential is checked, in ms. A
-   * shared store may judge the credential itself (`verdict`), so that tries
-   * at several processes at once can neither slip past the count nor spend it.
-   */
+  /** How long `client` must wait before a credential is checked, in ms; a shared store may judge it (`verdict`). */
   authWait(
     client: string,
     rate: RateLimit,
     credential: { name: string; digest: string } | null,
   ): Awaitable<AuthTry>;
-  /**
-   * Counts one failed authentication of `client`: 0, or when none was left
-   * to count (tries at once took the last), the ms until one is.
-   */
+  /** Counts one failure of `client`: 0, or when tries at once took the last, the ms until one is left. */
   countAuthFailure(client: string, rate: RateLimit): Awaitable<number>;
 }
 
@@ -132,11 +122,7 @@ export const FREE_TRY: AuthTry = Object.freeze({ waitMs: 0 });
  * ```
  */
 export interface UserDirectory extends UserTokens {
-  /**
-   * Stores `token` for `name` unless the name, or one that looks like it, is
-   * taken or the user limit is reached. A write's `allowance` is spent in the
-   * same step, or it throws {@linkcode RateLimited} and changes nothing.
-   */
+  /** Stores `token` for `name` unless it or a look-alike is taken or the store is full; see {@linkcode Allowance}. */
   registerUser(
     name: string,
     token: string,
@@ -219,10 +205,7 @@ export interface QuoteCell {
 export interface ChangeFeed {
   /** Calls `listener` with every change any process makes, in order; answers the function that stops it. */
   subscribe(listener: (event: StoreEvent) => void): () => void;
-  /**
-   * A number that stays the same while listeners hear every change (two equal
-   * answers mean nothing was missed between them); `undefined` while they may not.
-   */
+  /** Two equal answers mean listeners missed nothing between them; `undefined` while they may. */
   subscriptionEpoch(): number | undefined;
 }
 
@@ -384,8 +367,7 @@ export interface MessagePage {
 }
 
 /**
- * A change, as {@linkcode ChangeFeed.subscribe} reports it; `reset` when the
- * store cannot vouch that none was missed, so readers start again from the history.
+ * A change; `reset` when the store cannot vouch that none was missed, so readers start again.
  *
  * @example Following changes
  * ```ts
@@ -495,7 +477,7 @@ export class StoreUnavailableError extends Error {
 }
 
 /**
- * The write allowance a write spends: its client's, under a rate.
+ * A client's rate limit, spent in the write's own step or the write throws {@linkcode RateLimited}.
  *
  * @example Five writes at once, then one every ten seconds
  * ```ts

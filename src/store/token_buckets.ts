@@ -1,6 +1,5 @@
 /**
- * Rate limits in memory: per client the one number GCRA needs, the moment its
- * bucket is full again (docs/architecture.md#rate-limits).
+ * Rate limits in memory: per client GCRA's one number, when its bucket is full (docs/architecture.md#rate-limits).
  * @module
  */
 
@@ -28,7 +27,6 @@ export interface RateLimit {
 
 /** The buckets of every client; a full one is forgotten at the next sweep (once per time to fill). */
 export class TokenBuckets {
-  /** Per client: when its bucket is full again. */
   #full = new Map<string, number>();
   #nextSweep = 0;
 
@@ -38,7 +36,6 @@ export class TokenBuckets {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** How many clients are tracked now. */
   get size(): number {
     return this.#full.size;
   }
@@ -66,8 +63,7 @@ export class TokenBuckets {
     if (wait > 0) return wait;
     const tracked = this.#full.get(client);
     const full = Math.max(tracked ?? now, now);
-    // Updated in place, not deleted and re-added, so the Map does not churn
-    // (docs/architecture.md#one-timer-for-many-waits); the cap drops the first tracked.
+    // Set in place, not deleted and re-added, so the Map does not churn (docs/architecture.md#one-timer-for-many-waits).
     if (tracked === undefined && this.#full.size >= this.maxClients) {
       this.#full.delete(this.#full.keys().next().value!);
     }

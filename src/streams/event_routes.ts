@@ -44,10 +44,7 @@ const STREAM_HEADERS = {
 /** How many messages `GET /` answers, and a catch-up without an id sends. */
 export const NEWEST_COUNT = 5;
 
-/**
- * `Last-Event-ID`, else `?lastEventId=` (a browser cannot send the header
- * at first, nor on a WebSocket); the header wins, even when unusable.
- */
+/** `Last-Event-ID`, else `?lastEventId=` (browsers' first try, WebSockets); the header wins even when unusable. */
 export function lastEventId(req: Request): number | undefined {
   const value = req.headers.get("last-event-id") ??
     new URL(req.url).searchParams.get("lastEventId");
@@ -58,7 +55,6 @@ export function lastEventId(req: Request): number | undefined {
 
 /** Readers may come back in a second: on a shared port another process may have room. */
 const RETRY_SOON = { "retry-after": "1" };
-/** A catch-up cut because all readers together were too far behind. */
 const READERS_BEHIND = refusalError(REFUSALS.readersBehind, {}, RETRY_SOON);
 
 /** The longest wait asked while the store cannot follow: the clients' own longest doubling. */
@@ -67,10 +63,8 @@ const DEAF_RETRY_MAX_S = 32;
 const DEAF_GAP_MS = 2 * DEAF_RETRY_MAX_S * 1000;
 
 /**
- * A stream opened while the store cannot follow would wait in vain. Each refusal asks for
- * a wait as long as this process has been refusing so (1 s at first, the subscription's
- * retry): its readers, who wait what they are told, come back within a second or two of a
- * blip and back off through a long outage instead of asking every second.
+ * Each refusal while the store cannot follow asks a wait as long as such refusals have lasted,
+ * so readers back off through an outage (docs/api.md, "Cannot follow").
  */
 export class NotFollowing {
   #since = 0;
@@ -121,7 +115,6 @@ export interface StreamRouteOptions {
   clientOf: ClientAddressOf;
   auth: Authenticator;
   originOf: OriginCheck;
-  /** When not, an upgrade is refused (400). */
   webSockets: boolean;
   /** Whether other processes take connections on this port (`--reuse-port`). */
   sharedPort: boolean;
@@ -159,10 +152,7 @@ function capRefusal(route: StreamRoute, refused: StreamRefusal): HttpError {
   return (route.sharedPort ? SHARED_PORT_REFUSALS : CAP_REFUSALS)[refused];
 }
 
-/**
- * Live after its catch-up unless the store lost its subscription meanwhile (its reader then
- * reconnects). Answers whether it is live: what came meanwhile may cut it as it goes.
- */
+/** Live unless the store lost its subscription during the catch-up; answers whether it is, as going live may cut it. */
 async function catchUpThenLive(
   route: StreamRoute,
   after: number | undefined,
@@ -308,7 +298,6 @@ function openWebSocket(
         });
       }
       response = upgrade.response;
-      // The transport's listener tells both: its stream, and the caps.
       return new WebSocketTransport(
         upgrade.socket,
         both(gone, closed.resolve),

@@ -5,9 +5,8 @@
  */
 
 /**
- * One reader's share of a {@linkcode StreamBudget}. A class rather than closures over the budget:
- * one object per reader, its holds made on its first hold, as most readers never hold one
- * (bench/results/profiles/scale.md, "What each follower holds").
+ * One reader's share of a {@linkcode StreamBudget}: a class, not closures, its map made on first
+ * hold, as most readers hold none (bench/results/profiles/scale.md, "What each follower holds").
  */
 export class BudgetShare {
   #holds: Map<object | string, number> | undefined;

@@ -1,6 +1,5 @@
 /**
- * The open streams of one process over any transport: each reader gets each event once, in id
- * order, within caps on streams and queued bytes (docs/architecture.md, "Stream hub").
+ * Each reader of the process gets each event once, in id order, within caps (docs/architecture.md, "Stream hub").
  * @module
  */
 

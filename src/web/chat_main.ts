@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
- * The chat page's script: the client library calls and follows the streams;
- * this file only draws. Bundled into `chat.bundle.js` by `deno task bundle:page`.
+ * The chat page's script: it only draws what the client library brings.
+ * Bundled into `chat.bundle.js` by `deno task bundle:page`.
  * @module
  */
 
@@ -23,7 +23,6 @@ const TITLE = document.title;
 const MAX_ENTRIES = 500;
 // After a refused stream (429), unless the service says how long to wait.
 const REFUSED_RETRY_MS = 5000;
-// A call unanswered this long shows the service as unreachable.
 const SLOW_CALL_MS = 5000;
 const SIGNED_OUT = "You are no longer signed in; join again.";
 const UNREACHABLE = "The service cannot be reached; try again in a moment.";
@@ -72,8 +71,7 @@ function showError(alert: HTMLElement, lines: string | string[]) {
   );
 }
 
-// Live only while calls reach the service too: an open stream alone does
-// not mean Send will work.
+// Live only while calls reach the service too: an open stream is not a working Send.
 let callsReach = true;
 const liveStreams = new Map<string, boolean>();
 
@@ -107,7 +105,6 @@ class Failure {
   constructor(readonly lines: string[], readonly status?: number) {}
 }
 
-/** Shows whether calls reach the service as soon as one is answered. */
 const watchedFetch: typeof fetch = async (input, init) => {
   const slow = setTimeout(() => {
     callsReach = false;
@@ -147,7 +144,6 @@ const chat = new MessagingClient(origin, {
 });
 const quotes = new QuoteClient(origin, { fetch: watchedFetch });
 
-/** A call's value, or why there is none in the service's words. */
 async function call<T>(action: () => Promise<T>): Promise<T | Failure> {
   try {
     return await action();
@@ -179,8 +175,7 @@ function signOut(reason: string) {
 }
 
 let rejoining: Promise<boolean> | undefined;
-// A 401: the name is taken again, once however many calls found out;
-// false when the user is now signed out.
+// A 401: take the name again, once however many calls found out; false if signed out.
 function rejoin(refused: string | undefined): Promise<boolean> {
   // A refusal of an older token: joined again since.
   if (refused === undefined || refused !== chat.token) {
@@ -189,8 +184,7 @@ function rejoin(refused: string | undefined): Promise<boolean> {
   return rejoining ??= joinAgain(refused).finally(() => rejoining = undefined);
 }
 
-// One tab at a time: a second tab's join would be refused the name and
-// sign every tab out.
+// One tab at a time: a second tab's join would be refused the name, signing all out.
 function joinAgain(refused: string): Promise<boolean> {
   const locks = (navigator as { locks?: LockManager }).locks;
   return locks === undefined
@@ -317,7 +311,6 @@ function showGap(missed: number) {
 }
 
 let unread = 0;
-// While the tab is hidden, its title counts the messages that came.
 function countUnread() {
   if (!document.hidden) return;
   unread++;
@@ -351,8 +344,7 @@ function adopt(token: string) {
   } else followMessages();
 }
 
-// The service likely restarted and numbers messages from 1 again: start
-// over rather than mix the ids of two lives.
+// The service likely restarted, numbering from 1 again: start over, not mix two lives' ids.
 function startOver(name: string) {
   ui.messages.replaceChildren();
   shownUpTo = undefined;
@@ -369,10 +361,7 @@ function leadStartingOver(name: string) {
   followMessages();
 }
 
-/**
- * The library reconnects by itself; a refusal ends its iteration: a 401
- * rejoins, any other is asked again later.
- */
+/** The library reconnects by itself; a refusal ends it: a 401 rejoins, others retry later. */
 async function keepFollowing(
   path: string,
   read: (options: FollowOptions) => Promise<void>,
@@ -455,7 +444,6 @@ ui.joinForm.addEventListener("submit", async (event) => {
 // Send pressed while a post is on its way sends nothing.
 let sending: Promise<void> | undefined;
 
-/** Sends the draft; a 401 rejoins and sends it once more. */
 async function send(retry = true) {
   const red = new FormData(ui.postForm).get("color") === "red";
   const color = red ? "red" : "black";
@@ -538,7 +526,6 @@ async function followTheLeader() {
   refreshOnline();
 }
 
-/** An event the leading tab told of, shown as if this tab's stream brought it. */
 function hear(event: PageEvent) {
   // Any script of the origin may post to the channel: only well-formed news.
   if (typeof event !== "object" || event === null) return;
@@ -562,8 +549,7 @@ function hear(event: PageEvent) {
     if (event.path === "/events" && event.live) refreshOnline();
   }
 }
-// The newest id this tab loaded itself, until the leader tells of a newer
-// one (docs/architecture.md, "The chat page's tabs").
+// The newest id this tab loaded itself, until the leader tells of a newer (docs/architecture.md).
 let shownUpTo: number | undefined;
 // What a follower is told waits until it has shown what it loaded.
 let loaded: Promise<void> = Promise.resolve();

@@ -55,10 +55,7 @@ async function buildPage(quote: boolean) {
   };
 }
 
-/**
- * The route of the chat page, to serve beside the messaging service; the
- * quote shows only when `quote` says the quote service is served too.
- */
+/** The chat page's route; the quote shows only when `quote` says its service is served too. */
 export function chatPageRoutes(options: { quote: boolean }): Routes {
   // Built and compressed once, on the first request.
   let page: Promise<(req: Request) => Response> | undefined;

@@ -1,11 +1,9 @@
 /**
- * The chat page's history: scrolled to the top, the next older page goes
- * above, and what the reader was looking at stays put. It names no DOM type,
- * so `deno test` runs it with a list of its own.
+ * The chat page's history: at the top, the next older page goes above and the
+ * reader's place stays put. No DOM types, so `deno test` runs it on a fake list.
  * @module
  */
 
-/** How near the top counts as the top, in pixels. */
 const NEAR_TOP_PX = 40;
 
 /** The part of a scroll or wheel event the loader reads. */
@@ -13,7 +11,6 @@ export interface ScrollSignal {
   readonly deltaY?: number;
 }
 
-/** What the loader needs of the conversation's list. */
 interface ScrollingList<Entry> {
   scrollTop: number;
   readonly scrollHeight: number;
@@ -38,16 +35,12 @@ interface OlderOptions<Item, Entry> {
 interface OlderLoader {
   /** Puts the next older page above, unless one is on its way or none is left. */
   loadMore(): Promise<void>;
-  /** `false` once the history holds nothing older. */
   readonly more: boolean;
   /** The next page goes below the oldest shown by then. */
   restart(): void;
 }
 
-/**
- * Loads older messages above `list` when the reader scrolls (or turns the
- * wheel) up to its top, and goes on while the list is too short to scroll.
- */
+/** Loads older pages when the reader scrolls (or wheels) to the top, and while the list cannot scroll. */
 export function loadOlderOnScroll<Item, Entry>(
   options: OlderOptions<Item, Entry>,
 ): OlderLoader {

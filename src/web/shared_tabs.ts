@@ -1,7 +1,6 @@
 /**
- * One tab of the page per browser follows the streams and tells the others
- * what they bring, so tabs do not run the browser out of connections; see
- * docs/architecture.md, "The chat page's tabs".
+ * One tab per browser follows the streams and tells the others, so tabs do not
+ * run the browser out of connections (docs/architecture.md, "The chat page's tabs").
  * @module
  */
 
@@ -58,7 +57,6 @@ export function shareAmongTabs<Event>(
     );
   };
   if (channel === undefined || locks === undefined) {
-    // Without Web Locks or BroadcastChannel every tab leads.
     queueMicrotask(lead);
     return tabs;
   }

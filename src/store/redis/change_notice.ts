@@ -6,10 +6,7 @@
 
 import type { StoreEvent } from "../store.ts";
 
-/**
- * A change as listeners hear it, or one only the store hears of: a user
- * registered (copies drop), a client that failed to authenticate too often.
- */
+/** A change as listeners hear it, or one only the store hears of: a user registered, a client limited. */
 export type Notice =
   | Exclude<StoreEvent, { kind: "reset" }>
   | { kind: "registered" }

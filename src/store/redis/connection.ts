@@ -1,6 +1,5 @@
 /**
- * The node-redis side of {@linkcode RedisConnection}, loaded only when a
- * Redis store connects (docs/redis.md, The connection).
+ * The node-redis side of {@linkcode RedisConnection}, loaded only on connect (docs/redis.md, The connection).
  * @module
  */
 
@@ -66,8 +65,7 @@ function newClient(
     scripts,
     // Queued commands on a dead connection would hang their requests.
     disableOfflineQueue: true,
-    // node-redis's 5 s timeout stays armed after a reply and held far more memory under load
-    // (bench/results/profiles/redis_writes.md); the store times commands itself.
+    // Its timeout stays armed after a reply (docs/architecture.md#one-timer-for-many-waits).
     commandOptions: { timeout: 0 },
   });
 }

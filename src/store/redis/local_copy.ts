@@ -1,6 +1,5 @@
 /**
- * Copies kept only while subscribed, dropped on every notice and never across an epoch, so a
- * process never serves a copy it might not hear about.
+ * Copies kept so a process never serves one it might not hear about (docs/redis.md, "Local copies").
  * @module
  */
 

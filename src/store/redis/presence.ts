@@ -1,6 +1,5 @@
 /**
- * Who is online across processes, and forgetting idle users, over Redis
- * (docs/redis.md, Presence across processes).
+ * Who is online across processes, and forgetting idle users (docs/redis.md, Presence across processes).
  * @module
  */
 
@@ -28,7 +27,6 @@ function missing(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
 
 /** One process's presence in Redis; beats every quarter heartbeat, and a record lives two. */
 export class RedisPresence {
-  /** Random, never reused. */
   #pid = crypto.randomUUID();
   #lifetimeMs: number;
   #forgetAfterMs: number | undefined;
@@ -45,7 +43,6 @@ export class RedisPresence {
   #online: LocalCopy<ReadonlySet<string>>;
   #closed = false;
 
-  /** Forgets idle users only when `forget` (seconds) is given. */
   constructor(
     private readonly kernel: RedisKernel,
     heartbeatMs: number,
@@ -146,8 +143,7 @@ export class RedisPresence {
         const kept = await this.#run("change", enter, leave);
         for (const name of enter) this.#announced.add(name);
         for (const name of leave) this.#announced.delete(name);
-        // The record was swept: of the names announced, Redis holds only
-        // those this script entered.
+        // The record was swept: Redis holds only the names this script entered.
         if (!kept && this.#announced.size > enter.length) {
           this.#uncertain = true;
         }
@@ -188,8 +184,7 @@ export class RedisPresence {
         if (more === 0) break;
       }
     } catch {
-      // Its reply, lost, may have been the one to say the record was gone:
-      // the beats after it find the record it put back.
+      // A lost reply may have said the record was gone; later beats find it put back.
       this.#recordLost();
     }
     if (this.#uncertain) this.#send();

@@ -1,7 +1,6 @@
 /**
- * State in Redis, shared by any number of processes: every operation is one atomic step, and
- * reads come from local copies dropped on every change notice (docs/redis.md). A separate entry
- * so that importing the main one never loads the Redis client.
+ * State in Redis, shared by any number of processes, read from local copies dropped on every
+ * change notice (docs/redis.md); a separate entry, so importing the main one never loads node-redis.
  *
  * @example Sharing state between processes
  * ```ts
@@ -178,7 +177,6 @@ export class RedisStore implements Store {
     return store;
   }
 
-  /** Stores the user unless taken or full, in one script. */
   async registerUser(
     name: string,
     token: string,
@@ -195,15 +193,13 @@ export class RedisStore implements Store {
       ["registered", "exists", "full"],
     );
     if (result === "registered") {
-      // A token kept for an earlier holder of the name, whose removal
-      // notice may still be on its way, must not outlive this.
+      // A kept token of an earlier holder, its removal notice maybe still on its way, must go.
       this.#tokens.forget(name);
       this.#userList.changed();
     }
     return result;
   }
 
-  /** From the kept tokens while they are current. */
   tokenOf(name: string): Awaitable<string | undefined> {
     const kernel = this.#kernel;
     return this.#tokens.tokenOf(
@@ -212,7 +208,6 @@ export class RedisStore implements Store {
     );
   }
 
-  /** While its token is still `token`, in one script. */
   async removeUser(
     name: string,
     token: string,
@@ -234,7 +229,6 @@ export class RedisStore implements Store {
     return true;
   }
 
-  /** From the local copy while it is current. */
   listUsers(): Awaitable<string[]> {
     const kernel = this.#kernel;
     return this.#userList.read(() =>
@@ -251,11 +245,7 @@ export class RedisStore implements Store {
     this.#presence.touch(name);
   }
 
-  /**
-   * Converts the users an earlier version left: a token kept in clear
-   * becomes its digest and a name gains its look, each in one step that
-   * does nothing if the user changed meanwhile.
-   */
+  /** Converts the users an earlier version left (docs/redis.md, "Converting 0.2.0's users"). */
   async #convertEarlier(): Promise<void> {
     const kernel = this.#kernel;
     const { keys } = kernel;
@@ -304,10 +294,8 @@ export class RedisStore implements Store {
     });
   }
 
-  /** Counted in Redis, shared by every process. */
   countAuthFailure(client: string, rate: RateLimit): Promise<number> {
-    // Counted here at once, before the round trip: this process's next try
-    // of the client, even in this same turn, is then judged in Redis.
+    // Counted here before the round trip, so this process's next try, even this turn, goes to Redis.
     const localWait = this.#authLocal.take(client, rate);
     return this.#runAuth(client, rate, undefined).then((answer) =>
       // Redis did not answer: this process's count stands alone.
@@ -326,7 +314,6 @@ export class RedisStore implements Store {
     this.#authWaiting.set(client, Date.now() + waitMs);
   }
 
-  /** The wait this process knows of: its own count, and what Redis announced. */
   #knownAuthWait(client: string, rate: RateLimit): number {
     const local = this.#authLocal.waitOf(client, rate);
     const until = this.#authWaiting.get(client);
@@ -336,11 +323,7 @@ export class RedisStore implements Store {
     return Math.max(local, shared);
   }
 
-  /**
-   * Runs `authCheck` for a credential (a name and its token's digest), else
-   * `authFailure`: `[verdict or counted, wait]`, or `undefined` when Redis
-   * did not answer.
-   */
+  /** `authCheck` with a credential, else `authFailure`: `[verdict or counted, wait]`; `undefined` if Redis did not answer. */
   async #runAuth(
     client: string,
     rate: RateLimit,
@@ -376,17 +359,14 @@ export class RedisStore implements Store {
     return [first, waitMs];
   }
 
-  /** Told to Redis in the background. */
   userOnline(name: string): void {
     this.#presence.online(name);
   }
 
-  /** Told to Redis in the background. */
   userOffline(name: string): void {
     this.#presence.offline(name);
   }
 
-  /** From local copies while they are current. */
   onlineUsers(): Awaitable<readonly string[]> {
     const users = this.listUsers();
     const online = this.#presence.onlineNames();
@@ -397,7 +377,6 @@ export class RedisStore implements Store {
       : both(users, online);
   }
 
-  /** Insert, trim and notice in one script. */
   async addMessage(message: string, allowance?: Allowance): Promise<number> {
     const kernel = this.#kernel;
     const id = messageId(
@@ -413,7 +392,6 @@ export class RedisStore implements Store {
     return id;
   }
 
-  /** From the local copy while it is current. */
   newestMessages(limit: number): Awaitable<readonly string[]> {
     if (limit !== this.#newestLimit) {
       this.#newestLimit = limit;
@@ -430,7 +408,6 @@ export class RedisStore implements Store {
     );
   }
 
-  /** In one round trip that reads only those. */
   async recentMessages(
     afterId: number,
     limit?: number,
@@ -444,7 +421,6 @@ export class RedisStore implements Store {
     return recent;
   }
 
-  /** A page of the history below `before`, newest first, in one round trip that reads only the page. */
   async olderMessages(
     before: number | undefined,
     limit: number,
@@ -468,7 +444,6 @@ export class RedisStore implements Store {
     );
   }
 
-  /** Replace and notice in one script. */
   async setQuote(quote: string, allowance?: Allowance): Promise<void> {
     const result = await this.#kernel.writes.run(
       "setQuote",
@@ -488,7 +463,6 @@ export class RedisStore implements Store {
     return this.#kernel.subscriptionEpoch();
   }
 
-  /** Ready when subscribed and Redis takes a write within the command timeout. */
   isReady(): Promise<Readiness> {
     return this.#kernel.isReady();
   }

@@ -1,6 +1,5 @@
 /**
- * A fault that repeats (every write refused while Redis is out of memory) is logged once per
- * window with its count, not once per request.
+ * A fault that repeats (every write refused while Redis is out of memory) is logged once per window.
  * @module
  */
 

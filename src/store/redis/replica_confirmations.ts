@@ -1,6 +1,5 @@
 /**
- * Asking Redis whether enough replicas hold a connection's writes (`WAIT`;
- * docs/redis.md, Replica confirmations).
+ * Asking Redis whether enough replicas hold a connection's writes (docs/redis.md, Replica confirmations).
  * @module
  */
 
@@ -12,7 +11,6 @@ export class ReplicaConfirmations {
   #waiting = false;
   #next: (PromiseWithResolvers<boolean> & { session: number }) | undefined;
 
-  /** Each `WAIT` asks for `replicas`, within `timeoutMs`. */
   constructor(
     private readonly connection: Pick<RedisConnection, "session" | "wait">,
     private readonly gate: CommandGate,

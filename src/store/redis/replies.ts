@@ -26,7 +26,6 @@ export function oneOf<const T extends string>(
   return reply as T;
 }
 
-/** An array, of `length` items when given, each passing `isItem`. */
 export function listOf<T extends unknown[]>(
   command: string,
   reply: unknown,

@@ -1,6 +1,5 @@
 /**
- * Every Lua script, declared once with the names of its keys and arguments,
- * from which its Lua locals and a call's order follow (docs/redis.md#the-scripts).
+ * Every Lua script, declared once with the names of its keys and arguments (docs/redis.md#the-scripts).
  * @module
  */
 

@@ -1,6 +1,5 @@
 /**
- * Finding the master through Redis Sentinel; loaded only when a store
- * connects through it (docs/redis.md, Finding the master).
+ * Finding the master through Redis Sentinel, loaded only on connect (docs/redis.md, Finding the master).
  * @module
  */
 

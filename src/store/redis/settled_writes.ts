@@ -1,6 +1,5 @@
 /**
- * Writes whose outcome is always known before their request is answered:
- * fenced, keyed, sent again until known (docs/redis.md, Settling a write).
+ * Writes whose outcome is always known before their request is answered (docs/redis.md, Settling a write).
  * @module
  */
 
@@ -36,7 +35,6 @@ const FENCE_GRACE_MS = 1000;
 
 /** A write that may or may not have happened: answered 500 (a fault), never 503. */
 export class WriteOutcomeUnknown extends Error {
-  /** Says why the outcome could not be learnt. */
   constructor(why: string, options?: ErrorOptions) {
     super(`a write's outcome is unknown: ${why}`, options);
     this.name = "WriteOutcomeUnknown";
@@ -62,11 +60,7 @@ const ASKED = {
   closed: "gaveUp",
 } as const;
 
-/**
- * One write's way to its outcome: state, then event, then the next state; a
- * state that is no key ends it. docs/redis.md (Settling a write) says what
- * each state is, and draws it.
- */
+/** One write's way to its outcome: state, event, next state; a state that is no key ends it (docs/redis.md draws it). */
 export const SETTLING = {
   // Nothing has run yet: a failure that says it never will ends the write.
   sent: { ...ATTEMPTED, unsent: "notRun", refused: "notRun" },
@@ -79,7 +73,6 @@ export const SETTLING = {
 
 type Moving = keyof typeof SETTLING;
 type EventOf<S extends Moving> = keyof (typeof SETTLING)[S];
-/** A key of {@linkcode SETTLING}, or an end. */
 type State =
   | Moving
   | { [S in Moving]: (typeof SETTLING)[S][EventOf<S>] }[Moving];
@@ -118,7 +111,6 @@ class Period {
 }
 
 export interface SettledWritesOptions {
-  /** Prepended to the record set's key. */
   prefix: string;
   /** How long after it is sent a write may still apply (its fence): the command timeout. */
   timeoutMs: number;
@@ -139,7 +131,6 @@ export class SettledWrites {
   /** Redis's clock minus ours, and how far that estimate may be off, in ms. */
   #clock = { offset: 0, error: 0 };
   #closing = new AbortController();
-  /** Present when writes wait for replicas. */
   #confirmations: ReplicaConfirmations | undefined;
   /** Writes in `unconfirmed` (ran, not yet held by the replicas): while any, new writes are refused. */
   #unconfirmed = 0;
@@ -153,8 +144,7 @@ export class SettledWrites {
     this.records = `${options.prefix}writes:${id}:`;
     this.#periods.push(new Period(this.records + this.#periodCount++));
     if ((options.replicas ?? 0) > 0) {
-      // A WAIT holds up the reads queued behind it on the connection, so
-      // it waits at most a quarter of what a read may wait.
+      // A WAIT holds up the reads queued behind it, so it waits at most a quarter of a read's wait.
       this.#confirmations = new ReplicaConfirmations(
         connection,
         gate,
@@ -205,7 +195,6 @@ export class SettledWrites {
         `${script}Limited`,
         {
           ...all,
-          // A client's rate-limit bucket.
           bucket: `${this.options.prefix}allowance:${allowance.client}`,
         } as Record<KeysOf<`${N}Limited`>, string>,
         {
@@ -218,14 +207,12 @@ export class SettledWrites {
     return this.#settle(new Write(period, call, allowance));
   }
 
-  /** Each moving state's step: its work, and the event it ends with. */
   #steps: { [S in Moving]: (write: Write) => Promise<EventOf<S>> } = {
     sent: (write) => this.#attempt(write),
     inDoubt: (write) => this.#pause(write),
     resent: (write) => this.#attempt(write),
     confirming: (write) => this.#ask(write),
-    // The nap is this state's, not the last ask's: new writes are refused
-    // from the first `WAIT` that says no.
+    // The nap is this state's, not the last ask's: new writes are refused from the first `WAIT` that says no.
     unconfirmed: async (write) => {
       if (write.nap > 0) await sleep(write.nap, this.#closing.signal);
       return this.#ask(write);
@@ -283,10 +270,7 @@ export class SettledWrites {
     return "late";
   }
 
-  /**
-   * How long the write may still wait to be settled, or why it gives up
-   * (then `write.error` says so, with `cause`: what kept it unsettled).
-   */
+  /** How long the write may still wait to be settled, or why it gives up (`write.error`, with `cause`). */
   #left(write: Write, cause: unknown): number | "timeUp" | "closed" {
     const waited = performance.now() - write.started;
     const closed = this.#closing.signal.aborted;
@@ -348,8 +332,6 @@ export class SettledWrites {
     write.error = new RateLimited(wait, write.allowance.rate);
     return "limited";
   }
-
-  /** Waits `ms`, or until `until` settles, or at once when the store closes. */
 
   /** Starts a new period and deletes the records of settled periods whose fences have passed. */
   async tick(): Promise<void> {

@@ -1,6 +1,5 @@
--- The rate limit, spent in the write's own step: GCRA's one number, the
--- moment the client's bucket is full again, expiring then. A refusal is
--- recorded like any result.
+-- The rate limit, spent in the write's own step (GCRA: when the bucket is full again, expiring
+-- then); a refusal is recorded like any result.
 local periodMs = tonumber(period)
 local full = math.max(tonumber(redis.call('GET', bucket) or '0'), now)
 local wait = full - now - (tonumber(burst) - 1) * periodMs

@@ -5,8 +5,7 @@ local function bucket_wait(now)
   return full - now - (tonumber(burst) - 1) * tonumber(period), full
 end
 
--- Counts one failure unless none is left: {1 when counted, else 0; the wait}.
--- When none is left every process hears the wait.
+-- Counts one failure unless none is left (then every process hears the wait): {1 or 0, the wait}.
 local function count_failure(now)
   local wait, full = bucket_wait(now)
   local counted = 0

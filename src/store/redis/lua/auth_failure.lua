@@ -1,2 +1,1 @@
--- One failed authentication.
 return count_failure(clock())

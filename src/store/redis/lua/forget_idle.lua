@@ -1,6 +1,5 @@
--- Each user last active before the idle time is unregistered unless it is
--- online (then it is active now), at most `limit` looked at; one step, so
--- a user who came back is not removed.
+-- Unregisters users idle too long unless online (then active now), at most `limit` looked at;
+-- one step, so a user who came back is not removed.
 local now = clock()
 local forgotten = 0
 for _, name in ipairs(redis.call('ZRANGEBYSCORE', touched, '-inf',

@@ -1,6 +1,5 @@
--- The change notices every process hears (decoded by change_notice.ts).
--- An id is its decimal text: Lua's own `..` writes large numbers with an
--- exponent.
+-- The change notices every process hears (decoded by change_notice.ts). An id is formatted
+-- with %d: Lua's own `..` writes large numbers with an exponent.
 local function notice_message(id, json) return 'message:' .. id .. ' ' .. json end
 local function notice_quote(quote) return 'quote:' .. quote end
 local function notice_registered() return 'users' end

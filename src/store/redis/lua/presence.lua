@@ -1,10 +1,6 @@
--- Pushes the process's record on, then by mode:
--- `change`: the first `count` names are held, the rest no longer are;
--- `set`: exactly the `count` names are held, every other hold of the
---   process dropped (after it lost track: a lost reply, its record swept);
--- `retire`: every hold of the process dropped, and its record.
--- Answers `gone` when the record was gone (swept, or Redis emptied: every
--- hold it had was dropped, and only the names entered here are held now).
+-- Pushes the record on; `change` holds the first `count` names and drops the rest, `set` (after
+-- losing track) holds exactly those, `retire` drops every hold and the record. `gone`: the record
+-- was gone (swept, or Redis emptied), so only the names entered here are held.
 local now = clock()
 local kept = redis.call('ZSCORE', processes, pid)
 local entering = {}

@@ -1,6 +1,5 @@
--- Pushes the process's record on (`kept` 0: it was gone, swept or Redis
--- emptied, so the process must say again what it holds), then drops the
--- holds of dead processes, at most `limit` (`more` 1: some are left).
+-- Pushes the record on (`kept` 0: it was gone, so the process must say its holds again), then
+-- drops dead processes' holds, at most `limit` (`more` 1: some are left).
 local now = clock()
 local left = tonumber(limit)
 local kept = redis.call('ZSCORE', processes, pid) and 1 or 0

@@ -1,6 +1,5 @@
--- Every write starts here (settled_writes.ts): a result already recorded
--- for this write's number is answered again; else an attempt after its
--- fence does nothing. `done` records the result with the write.
+-- Every write starts here (settled_writes.ts): a result recorded for its number is answered
+-- again, an attempt after its fence does nothing; `done` records the result with the write.
 local recorded = redis.call('HGET', records, writeNumber)
 if recorded then return recorded end
 local now = clock()

@@ -1,5 +1,4 @@
--- Each name registered was active now (one registered by an earlier
--- version, with no entry yet, gets one).
+-- Each registered name was active now (one from an earlier version, with no entry, gets one).
 local now = clock()
 for i = namesFrom, #ARGV do
   if redis.call('HEXISTS', users, ARGV[i]) == 1 then

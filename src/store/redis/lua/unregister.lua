@@ -1,6 +1,5 @@
--- Unregistering, by DELETE /users or by forgetting: the user, its look,
--- its place in the order, its idle time and every process's hold on it go
--- together.
+-- By DELETE /users or by forgetting: the user, its look, order, idle time and every hold on it
+-- go together.
 local function unregister(users, order, touched, held, looks, channel, name)
   redis.call('HDEL', users, name)
   local look = redis.call('HGET', looks, 'n:' .. name)

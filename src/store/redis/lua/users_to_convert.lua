@@ -1,6 +1,5 @@
--- One HSCAN step over the users: the next cursor, then each user that an
--- earlier version left as it was (its token in clear, 40 digits, or no
--- look), as name, stored value.
+-- One HSCAN step: the next cursor, then name, stored value of each user an earlier version
+-- left (its token in clear, 40 digits, or no look).
 local scan = redis.call('HSCAN', users, cursor, 'COUNT', count)
 local found = {scan[1]}
 local entries = scan[2]
