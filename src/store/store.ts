@@ -336,7 +336,7 @@ export interface RecentMessages {
   messages: StoredMessage[];
   /** The newest id ever given; 0 before the first message. */
   newestId: number;
-  /** How many messages above the id asked for are no longer retained. */
+  /** How many messages above the id asked for are no longer retained (or were lost by the store). */
   missed: number;
 }
 

@@ -37,6 +37,8 @@ export interface RedisOptions {
    * Default: no persistence at all.
    */
   appendOnlyDir?: string;
+  /** Keep `dump.rdb` in this directory: `SAVE` writes it, a restart loads it (what a snapshot-only Redis does). */
+  snapshotDir?: string;
   /** Replicate the server on this loopback port; start-up waits until the replica has synced. */
   replicaOf?: number;
 }
@@ -49,7 +51,13 @@ export async function startRedis(
   if (!bin) throw new Error("redis-server is not on PATH");
   const port = freePort();
   const persistence = options.appendOnlyDir === undefined
-    ? ["--appendonly", "no"]
+    ? [
+      ...(options.snapshotDir === undefined
+        ? []
+        : ["--dir", options.snapshotDir]),
+      "--appendonly",
+      "no",
+    ]
     : [
       "--dir",
       options.appendOnlyDir,

@@ -193,3 +193,40 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "a reader resuming past writes Redis lost (a restart from an older snapshot) is told how many it missed",
+  ignore,
+  async fn() {
+    await withRedis(async (redis, store) => {
+      for (const text of ["one", "two", "three"]) {
+        await store.addMessage(JSON.stringify({ text }));
+      }
+      // What a restart from a snapshot taken after "one" leaves.
+      assert.equal(
+        await redis.cli("LPOP", "lms:history", "2"),
+        '3 {"text":"three"}\n2 {"text":"two"}',
+      );
+      assert.equal(await redis.cli("SET", "lms:history:sequence", "1"), "OK");
+      // Ids go on above the newest this process has seen.
+      assert.equal(await store.addMessage(JSON.stringify({ text: "four" })), 4);
+      for (
+        const [after, missed, ids] of [
+          [1, 2, [4]],
+          [2, 1, [4]],
+          [0, 2, [1, 4]],
+          [3, 0, [4]],
+          [4, 0, []],
+        ] as const
+      ) {
+        const recent = await store.recentMessages(after);
+        assert.deepEqual(
+          { missed: recent.missed, ids: recent.messages.map((m) => m.id) },
+          { missed, ids: [...ids] },
+          `after ${after}`,
+        );
+      }
+    });
+  },
+});

@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { postMessage, register } from "../_support/over_http.ts";
 import { readEvents } from "../_support/event_reader.ts";
-import { redisServerPath } from "../_support/redis_server.ts";
+import { redisServerPath, startRedis } from "../_support/redis_server.ts";
+import { startServer } from "../_support/program.ts";
 import { connectAdmin } from "../_support/redis_admin.ts";
 import { eventually, withCluster } from "../_support/cluster.ts";
 import { itemAt } from "../_support/item_at.ts";
@@ -175,5 +176,56 @@ Deno.test({
       assert.deepEqual(got.map((e) => Number(e.id)), [6, 7, 8, 9, 10, 11, 12]);
       await resumed.close();
     });
+  },
+});
+
+Deno.test({
+  name:
+    "after Redis restarts from a snapshot older than its last writes, a reader resuming from before them is told how many it missed, then gets what is new",
+  ignore,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const redis = await startRedis({ snapshotDir: dir });
+    const server = await startServer([`--store=${redis.url}`, "--quiet"]);
+    try {
+      const token = await register(server.url, "ann");
+      await postMessage(server.url, token, "kept");
+      assert.equal(await redis.cli("SAVE"), "OK");
+      for (const text of ["lost1", "lost2", "lost3"]) {
+        await postMessage(server.url, token, text);
+      }
+      await redis.kill();
+      await redis.restart();
+      // The program reconnects; the snapshot knows ann and message 1 only.
+      await eventually(async () =>
+        (await fetch(`${server.url}readyz`)).status === 200
+      );
+      await eventually(async () => {
+        const res = await fetch(server.url, {
+          method: "POST",
+          headers: { "x-messaging-token": token },
+          body: JSON.stringify({ text: "new" }),
+        });
+        await res.body?.cancel();
+        return res.status === 200;
+      });
+      for (const [lastId, missed] of [[1, 3], [2, 2], [4, 0]] as const) {
+        const events = readEvents((await openEvents(server.url, lastId)).body!);
+        const got = await events.events(missed > 0 ? 2 : 1);
+        assert.deepEqual(
+          got.map((
+            e,
+          ) => [e.event, JSON.parse(e.data).missed ?? JSON.parse(e.data).text]),
+          [...(missed > 0 ? [["gap", missed]] : []), ["message", "new"]],
+          `resuming from ${lastId}`,
+        );
+        assert.equal(got.at(-1)!.id, "5");
+        await events.close();
+      }
+    } finally {
+      await server.stop();
+      await redis.kill();
+      await Deno.remove(dir, { recursive: true });
+    }
   },
 });

@@ -416,7 +416,11 @@ export class RedisStore implements Store {
       afterId: String(afterId),
       limit: String(limit ?? this.#history),
     });
-    const recent = recentMessages(reply, afterId);
+    const recent = recentMessages(
+      reply,
+      afterId,
+      limit === undefined || limit >= this.#history,
+    );
     this.#kernel.sawId(recent.newestId);
     return recent;
   }

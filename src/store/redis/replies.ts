@@ -81,10 +81,11 @@ export function checkReply(
   };
 }
 
-/** The `recent` script answers the newest id, the oldest retained id (or 0), then the entries. */
+/** The `recent` script answers the newest id, the oldest retained id (or 0), then the entries; `wholeHistory`: its limit was the history's. */
 export function recentMessages(
   reply: unknown,
   afterId: number,
+  wholeHistory = true,
 ): RecentMessages {
   if (!Array.isArray(reply) || reply.length < 2) {
     throw new UnexpectedReply("recent", reply);
@@ -99,13 +100,14 @@ export function recentMessages(
     }
     messages.push(message);
   }
-  // Not retained: those below the oldest retained, or all when none is.
+  // Read through the whole history, every id above afterId not here is
+  // missed: gone from the history, or skipped where Redis lost writes (a
+  // restart from an older snapshot; ids go on above the lost ones).
   const firstRetained = oldest === 0 ? newestId + 1 : oldest;
-  return {
-    messages,
-    newestId,
-    missed: Math.max(0, Math.min(newestId, firstRetained - 1) - afterId),
-  };
+  const missed = wholeHistory
+    ? newestId - afterId - messages.length
+    : Math.min(newestId, firstRetained - 1) - afterId;
+  return { messages, newestId, missed: Math.max(0, missed) };
 }
 
 /** The `older` script's up to `limit + 1` entries below `before`, newest first, as a page. */

@@ -47,6 +47,7 @@ Deno.test("the recent reply reads as the memory store answers: the same messages
         const read = recentMessages(
           scriptReply(newest, history, afterId, limit ?? history),
           afterId,
+          (limit ?? history) >= history,
         );
         assert.deepEqual(read, expected);
       },
@@ -114,4 +115,38 @@ Deno.test("an older page out of order, at or above its bound, or too long is a f
     next: 3,
   });
   assert.deepEqual(messagePage(["4 {}", "3 {}"], 5, 2).next, null);
+});
+
+Deno.test("ids that skip (writes Redis lost) above the reader's count as missed, as ids that left the history do", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 5, max: 20 }),
+      fc.integer({ min: 1, max: 40 }),
+      fc.integer({ min: 1, max: 10 }),
+      fc.integer({ min: 0, max: 60 }),
+      fc.integer({ min: 0, max: 10 }),
+      (history, kept, lost, afterId, after) => {
+        // Ids 1..kept stored, kept+1..kept+lost lost, then `after` more.
+        const newest = kept + lost + after;
+        const stored = [
+          ...Array.from({ length: kept }, (_, i) => i + 1),
+          ...Array.from({ length: after }, (_, i) => kept + lost + i + 1),
+        ].slice(-history);
+        const reader = Math.min(afterId, newest);
+        const count = Math.min(newest - reader, history);
+        const entries = count <= 0 ? [] : stored.slice(-count).reverse()
+          .filter((id) => id > reader).map((id) => `${id} {"i":${id}}`);
+        const reply = count <= 0
+          ? [newest, 0]
+          : [newest, stored[0] ?? 0, ...entries];
+        const read = recentMessages(reply, reader);
+        const unseen = newest - reader - read.messages.length;
+        assert.equal(read.missed, unseen);
+        assert.deepEqual(
+          read.messages.map((m) => m.id),
+          stored.filter((id) => id > reader),
+        );
+      },
+    ),
+  );
 });
