@@ -473,14 +473,17 @@ Deno.test("while the store cannot hear of changes, Retry-After grows with how lo
     return Number(res.headers.get("retry-after"));
   };
   store.drop();
+  const start = performance.now();
   assert.equal(await retryAfter(), 1);
   // Readers that retry as told keep asking through a long outage.
-  const until = performance.now() + 2_100;
-  while (performance.now() < until) {
+  while (performance.now() < start + 2_100) {
     await new Promise((resolve) => setTimeout(resolve, 300));
     await retryAfter();
   }
-  assert.equal(await retryAfter(), 3);
+  // 3 after 2.1 s; a loaded host may have taken longer to get here.
+  const grown = await retryAfter();
+  const refusing = Math.ceil((performance.now() - start) / 1000);
+  assert.ok(grown >= 3 && grown <= refusing, `${grown} after ${refusing} s`);
   store.restore(1);
   const { events } = await open(handler, "/events");
   await events.close();
