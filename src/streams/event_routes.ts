@@ -109,6 +109,8 @@ const SHARED_PORT_REFUSALS = {
 };
 
 const WEBSOCKET_OFF = refusalError(REFUSALS.webSocketsOff);
+/** `Upgrade` is a list (RFC 9110), and Deno upgrades wherever `websocket` is in it. */
+const WEBSOCKET_UPGRADE = /(?:^|,)\s*websocket\s*(?:,|$)/i;
 
 export interface StreamRouteOptions {
   /** For the per-client cap. */
@@ -353,8 +355,9 @@ function streamMethods(
   const route = { ...parts, notFollowing: new NotFollowing() };
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
-      const webSocket =
-        req.headers.get("upgrade")?.toLowerCase() === "websocket";
+      const webSocket = WEBSOCKET_UPGRADE.test(
+        req.headers.get("upgrade") ?? "",
+      );
       if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
       const reader = route.presence === undefined

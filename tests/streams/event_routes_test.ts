@@ -620,6 +620,31 @@ Deno.test("a browser's upgrade from a foreign origin is refused 403 and opens no
   await events.close();
 });
 
+Deno.test("an Upgrade header is a list: websocket anywhere in it, in any case, asks for a socket; other protocols alone get an event stream", async () => {
+  const handler = app(new MemoryStore());
+  for (
+    const upgrade of [
+      "websocket",
+      "WebSocket",
+      "websocket, h2c",
+      "h2c,websocket",
+    ]
+  ) {
+    // A foreign origin's socket is refused, so the answer tells which it took.
+    const res = await handler(
+      new Request("http://service.test/events", {
+        headers: { ...upgradeHeaders("https://evil.example"), upgrade },
+      }),
+    );
+    assert.equal(res.status, 403, upgrade);
+    await res.body?.cancel();
+  }
+  for (const upgrade of ["h2c", "websockets", "not-websocket"]) {
+    const { events } = await open(handler, "/events", { upgrade });
+    await events.close();
+  }
+});
+
 Deno.test("an upgrade request Deno cannot upgrade (no key) is answered 400, and counts no stream", async () => {
   const handler = app(new MemoryStore(), { maxStreams: 1 });
   const headers = upgradeHeaders();
