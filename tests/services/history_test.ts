@@ -165,6 +165,13 @@ storeTest(
     );
     assert.deepEqual((await page(svc, "?before=1")).ids, []);
     assert.deepEqual((await page(svc, "?before=003&limit=01")).ids, [2]);
+    // A parameter given twice counts by its first value.
+    assert.deepEqual((await page(svc, "?limit=1&limit=x")).ids, [3]);
+    assert.deepEqual((await page(svc, "?before=3&before=1&limit=5")).ids, [
+      2,
+      1,
+    ]);
+    await refused("limit=x&limit=1", [limitEntry]);
   },
 );
 
