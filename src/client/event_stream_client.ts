@@ -58,6 +58,12 @@ export interface FollowOptions {
   lastEventId?: number;
   /** Default: a WebSocket where the runtime has one, switching for good to SSE where none opens. */
   transport?: "websocket" | "sse";
+  /**
+   * Over SSE, a stream that sends nothing, not even a heartbeat, for this
+   * long is taken for lost and resumed (a socket's pings are not seen).
+   * Default 45,000 (3 × the server's default `--heartbeat-ms`); 0: never.
+   */
+  idleMs?: number;
 }
 
 /** Where and as whom a stream is followed. */
@@ -75,6 +81,7 @@ const RETRY_MS = 1000;
 const MAX_DOUBLINGS = 5;
 /** How long a socket this client closes may take to say so. */
 const CLOSE_WAIT_MS = 1000;
+const IDLE_MS = 45_000;
 
 /**
  * The retry delay doubled per connection that delivered nothing, or a refusal's
@@ -133,6 +140,7 @@ async function* sseConnection(
   source: StreamSource,
   connection: Connection,
   signal: AbortSignal | undefined,
+  idleMs = IDLE_MS,
 ): AsyncGenerator<StreamMessage> {
   const headers = tokenHeaders(source.token());
   if (connection.lastEventId !== undefined) {
@@ -152,14 +160,26 @@ async function* sseConnection(
   // reading for good while messages flowed.
   const stop = () => void reader.cancel().catch(() => {});
   signal?.addEventListener("abort", stop, { once: true });
+  // A stopped or cut-off server may leave the connection up, silent for good.
+  let silent = false;
+  let idle: ReturnType<typeof setTimeout> | undefined;
   try {
     for (;;) {
+      if (idleMs > 0) {
+        idle = setTimeout(() => {
+          silent = true;
+          stop();
+        }, idleMs);
+      }
       const { done, value } = await reader.read();
+      clearTimeout(idle);
+      if (silent) throw new Error(`the stream sent nothing for ${idleMs} ms`);
       if (done || signal?.aborted) return;
       parser.feed(value);
       for (let event; (event = queue.shift());) yield event;
     }
   } finally {
+    clearTimeout(idle);
     signal?.removeEventListener("abort", stop);
     stop();
   }
@@ -265,7 +285,7 @@ export async function* followEventStream(
   source: StreamSource,
   options: FollowOptions = {},
 ): AsyncGenerator<StreamMessage> {
-  const { signal } = options;
+  const { signal, idleMs } = options;
   const hasWebSocket = typeof globalThis.WebSocket === "function";
   let transport = options.transport ?? (hasWebSocket ? "websocket" : "sse");
   const mayFallBack = options.transport === undefined && hasWebSocket;
@@ -295,13 +315,16 @@ export async function* followEventStream(
     state.delivered = false;
     state.opened = false;
     try {
-      const connect = transport === "sse" ? sseConnection : socketConnection;
       try {
-        yield* tracked(connect(source, state, signal));
+        yield* tracked(
+          transport === "sse"
+            ? sseConnection(source, state, signal, idleMs)
+            : socketConnection(source, state, signal),
+        );
       } catch (error) {
         if (!(error instanceof SocketNotOpened && mayFallBack)) throw error;
         // No socket: the same stream as server-sent events, kept once it delivers an event.
-        yield* tracked(sseConnection(source, state, signal), () => {
+        yield* tracked(sseConnection(source, state, signal, idleMs), () => {
           transport = "sse";
         });
       }

@@ -194,6 +194,50 @@ Deno.test("events(): history then live messages with ids; after a dropped connec
   }
 });
 
+Deno.test("events() over SSE: a stopped program (SIGSTOP) is given up after idleMs of silence, and once it runs again the reader resumes and gets what was posted", async () => {
+  const server = await startServer(["--quiet", "--heartbeat-ms=200"]);
+  try {
+    const writer = new MessagingClient(server.url);
+    await writer.register("writer");
+    await writer.post("one");
+    const reconnects: unknown[] = [];
+    const seen: string[] = [];
+    let posted: Promise<unknown> | undefined;
+    for await (
+      const event of new MessagingClient(server.url).events({
+        transport: "sse",
+        idleMs: 1_000,
+        // Bounds the test when the silence goes unnoticed.
+        signal: AbortSignal.timeout(20_000),
+        onReconnect: (reason) => {
+          reconnects.push(reason);
+          // The reader gave up on the stopped program: let it run again,
+          // and post while the reader waits to come back.
+          server.process.kill("SIGCONT");
+          posted ??= writer.post("two");
+        },
+      })
+    ) {
+      if (event.type !== "message") continue;
+      seen.push(event.message.text);
+      // Heartbeats every 200 ms kept the stream past idleMs until now.
+      if (seen.length === 1) {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        assert.equal(reconnects.length, 0, String(reconnects[0]));
+        server.process.kill("SIGSTOP");
+      }
+      if (seen.length === 2) break;
+    }
+    await posted;
+    assert.deepEqual(seen, ["one", "two"]);
+    assert.equal(reconnects.length, 1);
+    assert.match(String(reconnects[0]), /sent nothing for 1000 ms/);
+  } finally {
+    server.process.kill("SIGCONT");
+    await server.stop();
+  }
+});
+
 Deno.test("QuoteClient.events(): the quote, then each replacement; a URL without the service is a ServiceError", async () => {
   const server = await startServer(["--quiet", "--service=quote"]);
   try {

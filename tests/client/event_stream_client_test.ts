@@ -396,3 +396,57 @@ Deno.test("a server that does not upgrade is followed as server-sent events by d
     await server.shutdown();
   }
 });
+
+Deno.test("an event stream silent past idleMs (not even a heartbeat) is given up and resumed after its last id", async () => {
+  let cancelled = 0;
+  // One event, then nothing, as from a stopped process whose socket stays up.
+  const silent = () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("id: 1\ndata: a\n\n"));
+        },
+        cancel: () => void cancelled++,
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  // Heartbeats keep a quiet stream: comments only, each within idleMs.
+  let beats: ReturnType<typeof setInterval> | undefined;
+  const beating = () =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          beats = setInterval(
+            () => controller.enqueue(new TextEncoder().encode(": beat\n\n")),
+            50,
+          );
+          setTimeout(() => {
+            clearInterval(beats);
+            controller.enqueue(new TextEncoder().encode("id: 2\ndata: b\n\n"));
+            controller.close();
+          }, 600);
+        },
+        cancel: () => clearInterval(beats),
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  const { fetchFn, asked, times } = server([silent, beating]);
+  const reasons: unknown[] = [];
+  const got = await take(
+    followEventStream(fetchFn, URL_, {
+      idleMs: 200,
+      onReconnect: (reason) => reasons.push(reason),
+      // Bounds the test when the silence goes unnoticed.
+      signal: AbortSignal.timeout(5_000),
+    }),
+    2,
+  );
+  assert.deepEqual(got, ["1:a", "2:b"]);
+  assert.deepEqual(asked, [null, "1"]);
+  assert.equal(cancelled, 1);
+  assert.match(String(reasons[0]), /nothing for 200 ms/);
+  // Given up after 200 ms of silence, then the usual pause of 1 to 2 s.
+  assert.ok(times[1]! - times[0]! >= 1200, `${times[1]! - times[0]!} ms`);
+  // The heartbeats (every 50 ms for 600 ms) kept the second one.
+  assert.equal(reasons.length, 1);
+});
