@@ -60,8 +60,10 @@ export interface FollowOptions {
   transport?: "websocket" | "sse";
   /**
    * Over SSE, a stream that sends nothing, not even a heartbeat, for this
-   * long is taken for lost and resumed (a socket's pings are not seen).
-   * Default 45,000 (3 × the server's default `--heartbeat-ms`); 0: never.
+   * long (or whose answer does not come) is taken for lost and resumed (a
+   * socket's pings are not seen).
+   * Default 45,000 (3 × the server's default `--heartbeat-ms`); 0 or less,
+   * or `Infinity`: never.
    */
   idleMs?: number;
 }
@@ -146,42 +148,61 @@ async function* sseConnection(
   if (connection.lastEventId !== undefined) {
     headers["last-event-id"] = connection.lastEventId;
   }
-  const res = await source.fetch(source.url, { headers, signal });
-  if (!res.ok || res.body === null) throw await serviceErrorOf(res);
-  connection.accepted();
-  const queue: StreamMessage[] = [];
-  const parser = createParser({
-    onEvent: ({ event, id, data }) =>
-      queue.push({ event, id, data, value: () => JSON.parse(data) }),
-    onRetry: (ms) => connection.retryMs = ms,
-  });
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  // Not left to fetch: under Deno 2.9.6 some of fifty aborted bodies went on
-  // reading for good while messages flowed.
-  const stop = () => void reader.cancel().catch(() => {});
-  signal?.addEventListener("abort", stop, { once: true });
-  // A stopped or cut-off server may leave the connection up, silent for good.
+  // A stopped or cut-off server may accept, then say nothing for good: the
+  // watch covers the answer's headers as well as each read.
+  const ended = new AbortController();
+  const end = () => ended.abort();
+  signal?.addEventListener("abort", end, { once: true });
   let silent = false;
   let idle: ReturnType<typeof setTimeout> | undefined;
+  const watch = () => {
+    clearTimeout(idle);
+    // Past 2^31 - 1 ms a timer fires at once: a watch that long is none.
+    if (idleMs > 0 && idleMs < 2 ** 31) {
+      idle = setTimeout(() => {
+        silent = true;
+        end();
+      }, idleMs);
+    }
+  };
+  const silence = () => new Error(`the stream sent nothing for ${idleMs} ms`);
   try {
-    for (;;) {
-      if (idleMs > 0) {
-        idle = setTimeout(() => {
-          silent = true;
-          stop();
-        }, idleMs);
+    watch();
+    const res = await source.fetch(source.url, {
+      headers,
+      signal: ended.signal,
+    }).catch((error) => {
+      throw silent ? silence() : error;
+    });
+    if (!res.ok || res.body === null) throw await serviceErrorOf(res);
+    connection.accepted();
+    const queue: StreamMessage[] = [];
+    const parser = createParser({
+      onEvent: ({ event, id, data }) =>
+        queue.push({ event, id, data, value: () => JSON.parse(data) }),
+      onRetry: (ms) => connection.retryMs = ms,
+    });
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    // Not left to fetch: under Deno 2.9.6 some of fifty aborted bodies went
+    // on reading for good while messages flowed.
+    const stop = () => void reader.cancel().catch(() => {});
+    ended.signal.addEventListener("abort", stop, { once: true });
+    try {
+      for (;;) {
+        watch();
+        const { done, value } = await reader.read();
+        clearTimeout(idle);
+        if (silent) throw silence();
+        if (done || signal?.aborted) return;
+        parser.feed(value);
+        for (let event; (event = queue.shift());) yield event;
       }
-      const { done, value } = await reader.read();
-      clearTimeout(idle);
-      if (silent) throw new Error(`the stream sent nothing for ${idleMs} ms`);
-      if (done || signal?.aborted) return;
-      parser.feed(value);
-      for (let event; (event = queue.shift());) yield event;
+    } finally {
+      stop();
     }
   } finally {
     clearTimeout(idle);
-    signal?.removeEventListener("abort", stop);
-    stop();
+    signal?.removeEventListener("abort", end);
   }
 }
 

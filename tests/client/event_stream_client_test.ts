@@ -450,3 +450,72 @@ Deno.test("an event stream silent past idleMs (not even a heartbeat) is given up
   // The heartbeats (every 50 ms for 600 ms) kept the second one.
   assert.equal(reasons.length, 1);
 });
+
+Deno.test("idleMs of 0, Infinity or past a timer's range keeps a silent stream: no reconnection", async () => {
+  for (const idleMs of [0, Infinity, 3_000_000_000]) {
+    const silent = () =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode("id: 1\ndata: a\n\n"));
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
+    const { fetchFn, asked } = server([silent, silent]);
+    const reasons: unknown[] = [];
+    const got: string[] = [];
+    for await (
+      const event of followEventStream(fetchFn, URL_, {
+        idleMs,
+        onReconnect: (reason) => reasons.push(reason),
+        signal: AbortSignal.timeout(300),
+      })
+    ) got.push(`${event.id}:${event.data}`);
+    assert.deepEqual(got, ["1:a"], `idleMs ${idleMs}`);
+    assert.deepEqual(reasons, [], `idleMs ${idleMs}`);
+    assert.equal(asked.length, 1, `idleMs ${idleMs}`);
+  }
+});
+
+Deno.test("a reconnection whose answer never comes (a stopped process accepting) is given up after idleMs too", async () => {
+  const asked: (string | null)[] = [];
+  const silent = new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("id: 1\ndata: a\n\n"));
+      },
+    }),
+    { headers: { "content-type": "text/event-stream" } },
+  );
+  const fetchFn: typeof fetch = (_input, init) => {
+    asked.push(new Headers(init?.headers).get("last-event-id"));
+    if (asked.length === 1) return Promise.resolve(silent);
+    if (asked.length === 2) {
+      // No headers, ever: only the request's signal ends the wait.
+      return new Promise((_, reject) =>
+        init?.signal?.addEventListener(
+          "abort",
+          () => reject(new DOMException("aborted", "AbortError")),
+        )
+      );
+    }
+    return Promise.resolve(stream("id: 2\ndata: b\n\n")());
+  };
+  const reasons: unknown[] = [];
+  const got = await take(
+    followEventStream(fetchFn, URL_, {
+      idleMs: 200,
+      onReconnect: (reason) => reasons.push(reason),
+      // Bounds the test when the wait goes unnoticed.
+      signal: AbortSignal.timeout(8_000),
+    }),
+    2,
+  );
+  assert.deepEqual(got, ["1:a", "2:b"]);
+  assert.deepEqual(asked, [null, "1", "1"]);
+  assert.equal(reasons.length, 2);
+  for (const reason of reasons) {
+    assert.match(String(reason), /sent nothing for 200 ms/);
+  }
+});
