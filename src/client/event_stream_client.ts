@@ -153,10 +153,14 @@ async function* sseConnection(
   const ended = new AbortController();
   const end = () => ended.abort();
   signal?.addEventListener("abort", end, { once: true });
+  let reader: ReadableStreamDefaultReader<string> | undefined;
+  // Not left to fetch: under Deno 2.9.6 some of fifty aborted bodies went on
+  // reading for good while messages flowed.
+  const stop = () => void reader?.cancel().catch(() => {});
+  ended.signal.addEventListener("abort", stop, { once: true });
   let silent = false;
   let idle: ReturnType<typeof setTimeout> | undefined;
   const watch = () => {
-    clearTimeout(idle);
     // Past 2^31 - 1 ms a timer fires at once: a watch that long is none.
     if (idleMs > 0 && idleMs < 2 ** 31) {
       idle = setTimeout(() => {
@@ -175,6 +179,7 @@ async function* sseConnection(
       throw silent ? silence() : error;
     });
     if (!res.ok || res.body === null) throw await serviceErrorOf(res);
+    clearTimeout(idle);
     connection.accepted();
     const queue: StreamMessage[] = [];
     const parser = createParser({
@@ -182,27 +187,20 @@ async function* sseConnection(
         queue.push({ event, id, data, value: () => JSON.parse(data) }),
       onRetry: (ms) => connection.retryMs = ms,
     });
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    // Not left to fetch: under Deno 2.9.6 some of fifty aborted bodies went
-    // on reading for good while messages flowed.
-    const stop = () => void reader.cancel().catch(() => {});
-    ended.signal.addEventListener("abort", stop, { once: true });
-    try {
-      for (;;) {
-        watch();
-        const { done, value } = await reader.read();
-        clearTimeout(idle);
-        if (silent) throw silence();
-        if (done || signal?.aborted) return;
-        parser.feed(value);
-        for (let event; (event = queue.shift());) yield event;
-      }
-    } finally {
-      stop();
+    reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      watch();
+      const { done, value } = await reader.read();
+      clearTimeout(idle);
+      if (silent) throw silence();
+      if (done || signal?.aborted) return;
+      parser.feed(value);
+      for (let event; (event = queue.shift());) yield event;
     }
   } finally {
     clearTimeout(idle);
     signal?.removeEventListener("abort", end);
+    stop();
   }
 }
 

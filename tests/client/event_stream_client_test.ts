@@ -51,6 +51,18 @@ const stream = (...pieces: string[]) => () =>
     { headers: { "content-type": "text/event-stream" } },
   );
 
+/** A stream that sends `text` and then nothing, never ending, as a stopped process would. */
+const stalled = (text: string, cancel?: () => void) => () =>
+  new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(text));
+      },
+      cancel,
+    }),
+    { headers: { "content-type": "text/event-stream" } },
+  );
+
 /** The first `count` events `followEventStream` yields, then it is left. */
 async function take(
   events: AsyncGenerator<{ id?: string; data: string }>,
@@ -399,17 +411,7 @@ Deno.test("a server that does not upgrade is followed as server-sent events by d
 
 Deno.test("an event stream silent past idleMs (not even a heartbeat) is given up and resumed after its last id", async () => {
   let cancelled = 0;
-  // One event, then nothing, as from a stopped process whose socket stays up.
-  const silent = () =>
-    new Response(
-      new ReadableStream({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode("id: 1\ndata: a\n\n"));
-        },
-        cancel: () => void cancelled++,
-      }),
-      { headers: { "content-type": "text/event-stream" } },
-    );
+  const silent = stalled("id: 1\ndata: a\n\n", () => void cancelled++);
   // Heartbeats keep a quiet stream: comments only, each within idleMs.
   let beats: ReturnType<typeof setInterval> | undefined;
   const beating = () =>
@@ -453,15 +455,7 @@ Deno.test("an event stream silent past idleMs (not even a heartbeat) is given up
 
 Deno.test("idleMs of 0, Infinity or past a timer's range keeps a silent stream: no reconnection", async () => {
   for (const idleMs of [0, Infinity, 3_000_000_000]) {
-    const silent = () =>
-      new Response(
-        new ReadableStream({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode("id: 1\ndata: a\n\n"));
-          },
-        }),
-        { headers: { "content-type": "text/event-stream" } },
-      );
+    const silent = stalled("id: 1\ndata: a\n\n");
     const { fetchFn, asked } = server([silent, silent]);
     const reasons: unknown[] = [];
     const got: string[] = [];
@@ -480,17 +474,10 @@ Deno.test("idleMs of 0, Infinity or past a timer's range keeps a silent stream: 
 
 Deno.test("a reconnection whose answer never comes (a stopped process accepting) is given up after idleMs too", async () => {
   const asked: (string | null)[] = [];
-  const silent = new Response(
-    new ReadableStream({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode("id: 1\ndata: a\n\n"));
-      },
-    }),
-    { headers: { "content-type": "text/event-stream" } },
-  );
+  const silent = stalled("id: 1\ndata: a\n\n");
   const fetchFn: typeof fetch = (_input, init) => {
     asked.push(new Headers(init?.headers).get("last-event-id"));
-    if (asked.length === 1) return Promise.resolve(silent);
+    if (asked.length === 1) return Promise.resolve(silent());
     if (asked.length === 2) {
       // No headers, ever: only the request's signal ends the wait.
       return new Promise((_, reject) =>
