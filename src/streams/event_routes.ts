@@ -334,11 +334,12 @@ async function readerOf(
 }
 
 /** The status `GET` would answer now; an empty body, so that Deno adds no `content-length: 0`. */
-function head(
+async function head(
   route: StreamRoute,
   req: Request,
   info: ConnectionInfo | undefined,
-): Response {
+): Promise<Response> {
+  if (route.presence !== undefined) await readerOf(req, info, route.auth);
   if (route.store.subscriptionEpoch() === undefined) {
     throw route.notFollowing.refusal();
   }

@@ -27,6 +27,8 @@ const AUTHENTICATED = [
   ["GET", "/users", undefined],
   ["GET", "/users/online", undefined],
   ["POST", "/", '{"text":"guess"}'],
+  // An authenticated stream's status, as GET would answer it.
+  ["HEAD", "/events", undefined],
   ["DELETE", "/users", undefined],
 ] as const;
 

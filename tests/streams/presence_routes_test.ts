@@ -99,22 +99,29 @@ storeTest(
 );
 
 storeTest(
-  "a stream whose token does not authenticate is refused 401 and opens nothing",
+  "a stream whose token does not authenticate is refused 401 and opens nothing, to HEAD as to GET",
   async (store) => {
     const handler = app(store);
     const ann = await register(handler, "ann");
-    for (const token of ["ann-0000", "nobody-1234", "no dash", `${ann}0`]) {
-      const res = await handler(
+    const at = (method: string, token: string) =>
+      handler(
         new Request("http://service.test/events", {
+          method,
           headers: { "x-messaging-token": utf8Header(token) },
         }),
       );
+    for (const token of ["ann-0000", "nobody-1234", "no dash", `${ann}0`]) {
+      const res = await at("GET", token);
       assert.equal(res.status, 401, token);
       assert.deepEqual(await res.json(), {
         status: 401,
         message: "Unauthorized",
       });
+      const head = await at("HEAD", token);
+      assert.equal(head.status, 401, `HEAD with ${token}`);
+      await head.body?.cancel();
     }
+    assert.equal((await at("HEAD", ann)).status, 200);
     const metrics = await call(handler, "GET", "/metrics");
     assert.match(metrics.text, /^lms_event_streams_open 0$/m);
   },
