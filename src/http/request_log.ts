@@ -83,6 +83,16 @@ export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   };
 }
 
+/** A token's 40 hex digits, or any run a part of one could be. */
+const HEX_RUN = /[0-9a-f]{16,}/gi;
+const MOST_PATH = 200;
+
+/** A 404 is logged with the path asked for, where a careless client may have put its token. */
+function loggedPath(req: Request): string {
+  const path = requestPath(req).replace(HEX_RUN, "…");
+  return path.length > MOST_PATH ? `${path.slice(0, MOST_PATH)}…` : path;
+}
+
 /** Never a header, a query or a body: tokens and messages stay out of the log. */
 export function requestLogger(
   sink: LogSink,
@@ -104,12 +114,12 @@ export function requestLogger(
         ? JSON.stringify({
           time: lastTime,
           method: req.method,
-          route: requestPath(req),
+          route: loggedPath(req),
           status: res.status,
           ms: Math.round(ms * 100) / 100,
           client: clientOf(req, info),
         })
-        : `${lastTime} ${req.method} ${requestPath(req)} ${res.status} ${
+        : `${lastTime} ${req.method} ${loggedPath(req)} ${res.status} ${
           ms.toFixed(2)
         }ms`,
     );

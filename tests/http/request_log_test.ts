@@ -140,3 +140,36 @@ Deno.test("once stopSignal is aborted, new requests are answered 503 with Connec
   sink.flush();
   assert.match(writes.join(""), /Z GET \/quote 503 \d+\.\d\dms\n$/);
 });
+
+Deno.test("a token put in a path is not logged, wherever it stands and in either format; a long path is cut", async () => {
+  const fc = (await import("fast-check")).default;
+  const hex = fc.stringMatching(/^[0-9a-f]{40}$/);
+  const segment = fc.stringMatching(/^[a-z0-9_~-]{0,12}$/);
+  await fc.assert(
+    fc.asyncProperty(
+      hex,
+      segment,
+      segment,
+      fc.constantFrom<"text" | "json">("text", "json"),
+      async (digits, before, after, format) => {
+        const { sink, writes } = collecting();
+        const handler = createHandler({
+          onResponse: requestLogger(sink, { format }),
+        });
+        const path = `/${before}/ann-${digits}${after}`;
+        const res = await handler(new Request(`http://h${path}`));
+        assert.equal(res.status, 404);
+        sink.flush();
+        const line = writes.join("");
+        assert.ok(!line.includes(digits), line);
+        assert.ok(line.includes(`/${before}/ann-`), "the rest of the path");
+      },
+    ),
+    { numRuns: 200 },
+  );
+  const { sink, writes } = collecting();
+  const handler = createHandler({ onResponse: requestLogger(sink) });
+  await handler(new Request(`http://h/${"x".repeat(60_000)}`));
+  sink.flush();
+  assert.ok(writes.join("").length < 300, "a 60,000-character path is cut");
+});
