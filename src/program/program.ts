@@ -52,7 +52,9 @@ export async function setUpProgram(
     listening({ hostname, port }) {
       const host = hostname.includes(":") ? `[${hostname}]` : hostname;
       const services = servicesOf(config.service).join(", ");
-      log.info(`Listening on http://${host}:${port}/ (services: ${services})`);
+      log.banner(
+        `Listening on http://${host}:${port}/ (services: ${services})`,
+      );
     },
   };
 }

@@ -7,6 +7,8 @@ import type { LogFormat } from "../http/request_log.ts";
 
 /** `info` on standard output, `error` on standard error. */
 export interface ProgramLog {
+  /** On standard output, plain text in either format: the contract fixes the line scripts read. */
+  banner(line: string): void;
   info(message: string, fields?: Fields): void;
   error(message: string, fields?: Fields): void;
   /** With its stack: for the operator's eyes, never a client's. */
@@ -30,6 +32,7 @@ export function programLog(format: LogFormat): ProgramLog {
   const error = (message: string, fields?: Fields) =>
     console.error(line("error", message, fields));
   return {
+    banner: (text) => console.log(text),
     info: (message, fields) => console.log(line("info", message, fields)),
     error,
     report: (message, level) => console.error(line(level, message)),

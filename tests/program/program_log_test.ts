@@ -52,6 +52,20 @@ Deno.test("json: one object per line with time, level, message and the fields", 
   }
 });
 
+Deno.test("the banner is the same plain line on standard output in either format", () => {
+  for (const format of ["text", "json"] as const) {
+    const { out, err } = captured(() =>
+      programLog(format).banner(
+        "Listening on http://[::1]:8000/ (services: quote)",
+      )
+    );
+    assert.deepEqual(out, [
+      "Listening on http://[::1]:8000/ (services: quote)",
+    ]);
+    assert.deepEqual(err, []);
+  }
+});
+
 Deno.test("a fault goes to standard error with its stack; a thrown non-error as text", () => {
   for (const format of ["text", "json"] as const) {
     const log = programLog(format);

@@ -15,6 +15,7 @@ function keptLog(): ProgramLog & { lines: string[] } {
   const lines: string[] = [];
   return {
     lines,
+    banner: (line) => lines.push(line),
     info: (message) => lines.push(message),
     error: (message) => lines.push(message),
     fault: (message) => lines.push(message),
