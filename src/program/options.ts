@@ -190,6 +190,8 @@ function parsedFlags(
       ? { type: "boolean" }
       : { type: "string", multiple: true };
   }
+  // `deno task start -- --help`, as one would type for npm, passes the `--` on.
+  if (args[0] === "--") args = args.slice(1);
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: false })
       .values;

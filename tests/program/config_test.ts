@@ -446,6 +446,15 @@ Deno.test("without its flag or variable, every option has its default, which its
   }
 });
 
+Deno.test("a leading -- (npm's habit: deno task start -- --help) is passed over", () => {
+  for (const args of [["--help"], ["--port=0", "--service=quote"], []]) {
+    assert.deepEqual(
+      parseFlags(["--", ...args], env({})),
+      parseFlags(args, env({})),
+    );
+  }
+});
+
 Deno.test("whatever the arguments, main.ts starts or is refused with one line", () => {
   const flagArb = fc.oneof(
     fc.constantFrom(...Object.values(OPTIONS).map((o) => `--${o.flag}`)),
