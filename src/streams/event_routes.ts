@@ -141,13 +141,19 @@ function openOn<T extends Transport>(
   connection: Promise<unknown> | undefined,
   kind: StreamKind,
 ): { stream: EventStream<T>; epoch: number } {
-  const { store, hub, topic } = route;
-  const epoch = store.subscriptionEpoch();
-  if (epoch === undefined) throw route.notFollowing.refusal();
+  const { hub, topic } = route;
+  const epoch = following(route);
   route.notFollowing.following();
   const stream = hub.open(topic, client, transport, connection, kind);
   if (typeof stream === "string") throw capRefusal(route, stream);
   return { stream, epoch };
+}
+
+/** The subscription's epoch; refused while there is none, before the store is read (a read may fail with less to say). */
+function following(route: StreamRoute): number {
+  const epoch = route.store.subscriptionEpoch();
+  if (epoch === undefined) throw route.notFollowing.refusal();
+  return epoch;
 }
 
 function capRefusal(route: StreamRoute, refused: StreamRefusal): HttpError {
@@ -165,7 +171,10 @@ async function catchUpThenLive(
     await route.catchUp(after, stream);
   } catch (error) {
     stream.end("fault");
-    throw error;
+    // Most likely cut by what cut the subscription: say so.
+    throw route.store.subscriptionEpoch() === epoch
+      ? error
+      : route.notFollowing.refusal();
   }
   if (!stream.open || route.store.subscriptionEpoch() !== epoch) {
     stream.end("reconnect");
@@ -339,9 +348,7 @@ function head(
   req: Request,
   info: ConnectionInfo | undefined,
 ): Response {
-  if (route.store.subscriptionEpoch() === undefined) {
-    throw route.notFollowing.refusal();
-  }
+  following(route);
   const refused = route.hub.refusal(route.clientOf(req, info), "events");
   if (refused !== undefined) throw capRefusal(route, refused);
   return new Response(new ReadableStream({ start: (c) => c.close() }), {
@@ -360,6 +367,7 @@ function streamMethods(
       );
       if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
+      following(route);
       const reader = route.presence === undefined
         ? undefined
         : await readerOf(req, info, route.auth);
