@@ -64,15 +64,22 @@ const DEAF_GAP_MS = 2 * DEAF_RETRY_MAX_S * 1000;
 
 /**
  * Each refusal while the store cannot follow asks a wait as long as such refusals have lasted,
- * so readers back off through an outage (docs/api.md, "Cannot follow").
+ * so readers back off through an outage (docs/api.md, "Cannot follow"); a new loss starts anew.
  */
 export class NotFollowing {
   #since = 0;
   #last = -Infinity;
+  /** Listening for the next loss (`reset`) only while refusing, so an unused route holds nothing. */
+  #stop: (() => void) | undefined;
+
+  constructor(private readonly feed: Pick<ChangeFeed, "subscribe">) {}
 
   refusal(now: number = performance.now()): HttpError {
     if (now - this.#last > DEAF_GAP_MS) this.#since = now;
     this.#last = now;
+    this.#stop ??= this.feed.subscribe((event) => {
+      if (event.kind === "reset") this.following();
+    });
     const waited = Math.ceil((now - this.#since) / 1000);
     const seconds = Math.min(DEAF_RETRY_MAX_S, Math.max(1, waited));
     return refusalError(REFUSALS.notFollowing, {}, {
@@ -82,6 +89,8 @@ export class NotFollowing {
 
   following(): void {
     this.#last = -Infinity;
+    this.#stop?.();
+    this.#stop = undefined;
   }
 }
 
@@ -359,7 +368,7 @@ function head(
 function streamMethods(
   parts: Omit<StreamRoute, "notFollowing">,
 ): Partial<Record<Method, Handler>> {
-  const route = { ...parts, notFollowing: new NotFollowing() };
+  const route = { ...parts, notFollowing: new NotFollowing(parts.store) };
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
       const webSocket = WEBSOCKET_UPGRADE.test(

@@ -495,10 +495,30 @@ Deno.test("while the store cannot hear of changes, Retry-After grows with how lo
   assert.equal(await retryAfter(), 1);
 });
 
+Deno.test("Retry-After counts anew in a second outage even when no stream was served between the two", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  const retryAfter = async () => {
+    const res = await handler(new Request("http://service.test/events"));
+    await refusedToFollow(res);
+    return Number(res.headers.get("retry-after"));
+  };
+  store.lose();
+  assert.equal(await retryAfter(), 1);
+  // Refused long enough that the count has grown.
+  while (await retryAfter() < 2) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  // Back, then lost again, with nobody asking for a stream meanwhile.
+  store.restore(1);
+  store.lose();
+  assert.equal(await retryAfter(), 1);
+});
+
 Deno.test("the wait asked while not following: seconds refused so far, 1 to 32, anew after a minute without refusals or once following", () => {
   const wait = (deaf: NotFollowing, now: number) =>
     Number(deaf.refusal(now).getResponse().headers.get("retry-after"));
-  const deaf = new NotFollowing();
+  const deaf = new NotFollowing(new MemoryStore());
   assert.equal(wait(deaf, 1_000), 1);
   assert.equal(wait(deaf, 1_500), 1);
   assert.equal(wait(deaf, 3_200), 3);
