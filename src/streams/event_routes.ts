@@ -64,15 +64,22 @@ const DEAF_GAP_MS = 2 * DEAF_RETRY_MAX_S * 1000;
 
 /**
  * Each refusal while the store cannot follow asks a wait as long as such refusals have lasted,
- * so readers back off through an outage (docs/api.md, "Cannot follow").
+ * so readers back off through an outage (docs/api.md, "Cannot follow"); a new loss starts anew.
  */
 export class NotFollowing {
   #since = 0;
   #last = -Infinity;
+  /** Listening for the next loss (`reset`) only while refusing, so an unused route holds nothing. */
+  #stop: (() => void) | undefined;
+
+  constructor(private readonly feed: Pick<ChangeFeed, "subscribe">) {}
 
   refusal(now: number = performance.now()): HttpError {
     if (now - this.#last > DEAF_GAP_MS) this.#since = now;
     this.#last = now;
+    this.#stop ??= this.feed.subscribe((event) => {
+      if (event.kind === "reset") this.following();
+    });
     const waited = Math.ceil((now - this.#since) / 1000);
     const seconds = Math.min(DEAF_RETRY_MAX_S, Math.max(1, waited));
     return refusalError(REFUSALS.notFollowing, {}, {
@@ -82,6 +89,8 @@ export class NotFollowing {
 
   following(): void {
     this.#last = -Infinity;
+    this.#stop?.();
+    this.#stop = undefined;
   }
 }
 
@@ -141,13 +150,19 @@ function openOn<T extends Transport>(
   connection: Promise<unknown> | undefined,
   kind: StreamKind,
 ): { stream: EventStream<T>; epoch: number } {
-  const { store, hub, topic } = route;
-  const epoch = store.subscriptionEpoch();
-  if (epoch === undefined) throw route.notFollowing.refusal();
+  const { hub, topic } = route;
+  const epoch = following(route);
   route.notFollowing.following();
   const stream = hub.open(topic, client, transport, connection, kind);
   if (typeof stream === "string") throw capRefusal(route, stream);
   return { stream, epoch };
+}
+
+/** The subscription's epoch; refused while there is none, before the store is read (a read may fail with less to say). */
+function following(route: StreamRoute): number {
+  const epoch = route.store.subscriptionEpoch();
+  if (epoch === undefined) throw route.notFollowing.refusal();
+  return epoch;
 }
 
 function capRefusal(route: StreamRoute, refused: StreamRefusal): HttpError {
@@ -165,7 +180,10 @@ async function catchUpThenLive(
     await route.catchUp(after, stream);
   } catch (error) {
     stream.end("fault");
-    throw error;
+    // Most likely cut by what cut the subscription: say so.
+    throw route.store.subscriptionEpoch() === epoch
+      ? error
+      : route.notFollowing.refusal();
   }
   if (!stream.open || route.store.subscriptionEpoch() !== epoch) {
     stream.end("reconnect");
@@ -339,10 +357,8 @@ async function head(
   req: Request,
   info: ConnectionInfo | undefined,
 ): Promise<Response> {
+  following(route);
   if (route.presence !== undefined) await readerOf(req, info, route.auth);
-  if (route.store.subscriptionEpoch() === undefined) {
-    throw route.notFollowing.refusal();
-  }
   const refused = route.hub.refusal(route.clientOf(req, info), "events");
   if (refused !== undefined) throw capRefusal(route, refused);
   return new Response(new ReadableStream({ start: (c) => c.close() }), {
@@ -353,7 +369,7 @@ async function head(
 function streamMethods(
   parts: Omit<StreamRoute, "notFollowing">,
 ): Partial<Record<Method, Handler>> {
-  const route = { ...parts, notFollowing: new NotFollowing() };
+  const route = { ...parts, notFollowing: new NotFollowing(parts.store) };
   return {
     GET: async (req: Request, info?: ConnectionInfo) => {
       const webSocket = WEBSOCKET_UPGRADE.test(
@@ -361,6 +377,7 @@ function streamMethods(
       );
       if (webSocket && !route.webSockets) throw WEBSOCKET_OFF;
       if (webSocket && !route.originOf(req)) throw new HttpError(403);
+      following(route);
       const reader = route.presence === undefined
         ? undefined
         : await readerOf(req, info, route.auth);

@@ -6,7 +6,11 @@
 import assert from "node:assert/strict";
 import { createHandler, type HandlerOptions } from "../../src/program/app.ts";
 import { MemoryStore } from "../../src/store/memory_store.ts";
-import type { Store, StoreEvent } from "../../src/store/store.ts";
+import {
+  type Store,
+  type StoreEvent,
+  StoreUnavailableError,
+} from "../../src/store/store.ts";
 import {
   idleTimeoutSeconds,
   NotFollowing,
@@ -491,10 +495,30 @@ Deno.test("while the store cannot hear of changes, Retry-After grows with how lo
   assert.equal(await retryAfter(), 1);
 });
 
+Deno.test("Retry-After counts anew in a second outage even when no stream was served between the two", async () => {
+  const store = new FlakySubscription();
+  const handler = app(store);
+  const retryAfter = async () => {
+    const res = await handler(new Request("http://service.test/events"));
+    await refusedToFollow(res);
+    return Number(res.headers.get("retry-after"));
+  };
+  store.lose();
+  assert.equal(await retryAfter(), 1);
+  // Refused long enough that the count has grown.
+  while (await retryAfter() < 2) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  // Back, then lost again, with nobody asking for a stream meanwhile.
+  store.restore(1);
+  store.lose();
+  assert.equal(await retryAfter(), 1);
+});
+
 Deno.test("the wait asked while not following: seconds refused so far, 1 to 32, anew after a minute without refusals or once following", () => {
   const wait = (deaf: NotFollowing, now: number) =>
     Number(deaf.refusal(now).getResponse().headers.get("retry-after"));
-  const deaf = new NotFollowing();
+  const deaf = new NotFollowing(new MemoryStore());
   assert.equal(wait(deaf, 1_000), 1);
   assert.equal(wait(deaf, 1_500), 1);
   assert.equal(wait(deaf, 3_200), 3);
@@ -599,6 +623,40 @@ Deno.test("while the store cannot hear of changes, no WebSocket opens either: 50
       ),
     );
   }
+});
+
+/** Redis gone: reading fails too while the subscription is down. */
+class GoneStore extends FlakySubscription {
+  override tokenOf(name: string): string | undefined {
+    if (this.subscriptionEpoch() === undefined) {
+      throw new StoreUnavailableError("Redis is unavailable");
+    }
+    return super.tokenOf(name);
+  }
+}
+
+Deno.test("while the store can be neither heard nor read, a reader with a token, or whose catch-up fails, gets the envelope, not the bare 503", async () => {
+  const store = new GoneStore();
+  const handler = app(store);
+  const token = await registered(handler);
+  store.drop();
+  for (const headers of [{}, upgradeHeaders()]) {
+    await refusedToFollow(
+      await handler(
+        new Request("http://service.test/events", {
+          headers: { ...headers, "x-messaging-token": token },
+        }),
+      ),
+    );
+  }
+  store.restore(1);
+  store.duringCatchUp = () => {
+    store.lose();
+    throw new StoreUnavailableError("the connection to Redis was lost");
+  };
+  await refusedToFollow(
+    await handler(new Request("http://service.test/events")),
+  );
 });
 
 Deno.test("a browser's upgrade from a foreign origin is refused 403 and opens nothing; --cors-origin lets one in", async () => {

@@ -194,6 +194,11 @@ export class RedisKernel implements ChangeFeed, StoreHealth {
     if (this.subscriptionEpoch() === undefined) {
       return notReady("no subscription: this process cannot hear of changes");
     }
+    if (this.writes.refusing) {
+      return notReady(
+        "replicas have not confirmed earlier writes: new writes are refused",
+      );
+    }
     try {
       await this.read((c) => c.probeWrite(this.keys.readiness));
       return { ready: true };

@@ -154,6 +154,11 @@ export class SettledWrites {
     }
   }
 
+  /** Whether new writes are refused: the replicas have not confirmed an earlier one. */
+  get refusing(): boolean {
+    return this.#unconfirmed > 0;
+  }
+
   /** Takes a reading of Redis's clock, `redisNow`, made between our `sentAt` and `repliedAt` (Date.now()). */
   observeClock(redisNow: number, sentAt: number, repliedAt: number): void {
     this.#clock = {
@@ -169,7 +174,7 @@ export class SettledWrites {
     args: Omit<Record<ArgsOf<N>, string>, SettledArg>,
     allowance?: Allowance,
   ): Promise<string> {
-    if (this.#unconfirmed > 0) {
+    if (this.refusing) {
       return Promise.reject(
         new CommandFailed(
           "unsent",

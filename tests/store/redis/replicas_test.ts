@@ -3,7 +3,8 @@
  * and a real replica: a `WAIT` after a write's attempt on any connection
  * (even one answered from its record, which writes nothing) waits for the
  * replica to hold the write; a write is answered only once the replica
- * holds it; and while one waits, new writes are refused without running.
+ * holds it; and while one waits, new writes are refused without running,
+ * and `/readyz` says so.
  */
 
 import assert from "node:assert/strict";
@@ -14,6 +15,9 @@ import {
   WriteOutcomeUnknown,
 } from "../../../src/store/redis/settled_writes.ts";
 import { StoreUnavailableError } from "../../../src/store/store.ts";
+import { RedisStore } from "../../../src/store/redis/redis_store.ts";
+import { createHandler } from "../../../src/program/app.ts";
+import { call } from "../../_support/call.ts";
 import {
   type RedisServer,
   redisServerPath,
@@ -172,6 +176,38 @@ replicatedTest(
       );
     } finally {
       await h.close();
+    }
+  },
+);
+
+replicatedTest(
+  "while a write waits for its replica and new writes are refused, /readyz is 503 saying so; ready again once the replica holds it",
+  async (master, replica) => {
+    const store = await RedisStore.connect({
+      url: master.url,
+      waitReplicas: 1,
+      onStatus: () => {},
+    });
+    const handler = createHandler({ store });
+    try {
+      assert.equal((await call(handler, "GET", "/readyz")).status, 200);
+      replica.pause();
+      const held = call(handler, "POST", "/quote", { body: "Held." });
+      assert.equal(await settledWithin(held, 1500), false);
+      assert.equal(
+        (await call(handler, "POST", "/quote", { body: "New." })).status,
+        503,
+        "a new write is refused",
+      );
+      const notReady = await call(handler, "GET", "/readyz");
+      assert.equal(notReady.status, 503);
+      assert.match(notReady.json.reason, /replicas have not confirmed/);
+      replica.resume();
+      assert.equal((await held).status, 200);
+      assert.equal((await call(handler, "GET", "/readyz")).status, 200);
+    } finally {
+      replica.resume();
+      await store.close();
     }
   },
 );
