@@ -35,19 +35,38 @@ export const MAX_NUMBER_LENGTH = 1000;
 const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 interface Survey {
-  refusal?: "too deep" | "number too long";
+  refusal?: "invalid" | "too deep" | "number too long";
   /** Some number would be re-spelt by a plain `JSON.parse` and `JSON.stringify`. */
   respelt: boolean;
 }
 
-/** One pass outside strings: depth, number lengths, and whether a plain round trip re-spells a number. */
+/** The code unit `\\uXXXX` at `i` stands for, or -1. */
+function escaped(text: string, i: number): number {
+  return text.startsWith("\\u", i)
+    ? parseInt(text.slice(i + 2, i + 6), 16)
+    : -1;
+}
+
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
+/**
+ * One pass: depth, number lengths, whether a plain round trip re-spells a number, and escaped
+ * lone surrogates, text no UTF-8 holds and strict readers refuse (I-JSON, RFC 7493).
+ */
 function survey(text: string): Survey {
   let depth = 0, respelt = false, inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
+      if (c === BACKSLASH) {
+        const code = escaped(text, i);
+        if (isHigh(code) && isLow(escaped(text, i + 6))) i += 6;
+        else if (isHigh(code) || isLow(code)) {
+          return { refusal: "invalid", respelt };
+        }
+        i++;
+      } else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
     else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > MAX_JSON_DEPTH) return { refusal: "too deep", respelt };

@@ -73,9 +73,20 @@ const bodyArb = fc.oneof(
     '{"text":"proto","__proto__":{"x":1}}',
     '{"text":"dup","text":"second"}',
     '{"text":"\\ud800"}',
+    '{"text":"\\ud83d\\ude80","\\udc00":1}',
+    '{"text":"\\ud83d\\ude80 \\u00e9"}',
   ),
   fc.json({ maxDepth: 2 }),
 );
+
+/** Every string and key of a parsed value is well-formed UTF-16. */
+const wellFormed = (value: unknown): boolean =>
+  typeof value === "string"
+    ? value.isWellFormed()
+    : typeof value !== "object" || value === null ||
+      Object.entries(value).every(([key, item]) =>
+        key.isWellFormed() && wellFormed(item)
+      );
 
 const quoteArb = fc.oneof(
   fc.constantFrom(
@@ -216,6 +227,8 @@ class Model {
         let parsed: unknown;
         try {
           parsed = JSON.parse(action.body);
+          // A lone surrogate is no text UTF-8 can hold (I-JSON).
+          if (!wellFormed(parsed)) throw new SyntaxError("lone surrogate");
         } catch {
           return {
             status: 400,

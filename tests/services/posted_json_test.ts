@@ -119,3 +119,40 @@ Deno.test("a 20,000-deep body is refused without a stack overflow", () => {
   const deep = "[".repeat(20_000) + "]".repeat(20_000);
   assert.deepEqual(parsePosted(deep), { ok: false, refusal: "too deep" });
 });
+
+Deno.test("a lone surrogate, escaped anywhere in a string or key, is not valid JSON text (I-JSON); pairs and any other escape are", () => {
+  const hex = (code: number) => `\\u${code.toString(16).padStart(4, "0")}`;
+  const high = fc.integer({ min: 0xd800, max: 0xdbff });
+  const low = fc.integer({ min: 0xdc00, max: 0xdfff });
+  const other = fc.oneof(
+    fc.integer({ min: 0, max: 0xd7ff }),
+    fc.integer({ min: 0xe000, max: 0xffff }),
+  );
+  const lone = fc.oneof(
+    high.map(hex),
+    low.map(hex),
+    fc.tuple(high, other).map(([h, o]) => hex(h) + hex(o)),
+    fc.tuple(high, high).map(([h, o]) => hex(h) + hex(o)),
+    fc.tuple(low, high).map(([l, h]) => hex(l) + hex(h)),
+    high.map((h) => hex(h) + "x"),
+  );
+  const fine = fc.oneof(
+    fc.tuple(high, low).map(([h, l]) => hex(h) + hex(l)),
+    other.map(hex),
+    fc.constantFrom("\\\\u", "\\\\ud800", "\\n", '\\"', "🚀"),
+  );
+  const place = (inner: string, asKey: boolean) =>
+    asKey ? `{"text":"x","a${inner}b":1}` : `{"text":"a${inner}b"}`;
+  fc.assert(
+    fc.property(lone, fine, fc.boolean(), (bad, good, asKey) => {
+      assert.deepEqual(
+        parsePosted(place(good + bad, asKey)),
+        { ok: false, refusal: "invalid" },
+        place(good + bad, asKey),
+      );
+      const kept = parsePosted(place(good, asKey));
+      assert.ok(kept.ok, place(good, asKey));
+    }),
+    { numRuns: 1000 },
+  );
+});
