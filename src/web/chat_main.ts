@@ -98,7 +98,7 @@ type PageEvent =
   | { kind: "presence"; change: PresenceChange }
   | { kind: "quote"; quote: string }
   | { kind: "live"; path: string; live: boolean }
-  | { kind: "over"; name: string };
+  | { kind: "over"; name?: string };
 
 /** A failed call: the lines to show, and the status if the service answered. */
 class Failure {
@@ -296,7 +296,6 @@ function messageEntry(message: Message) {
   return entry;
 }
 
-// Not compared with the last id: a restarted memory store numbers from 1.
 function showMessage(id: number, message: Message) {
   lastMessageId = id;
   firstMessageId ??= id;
@@ -345,19 +344,21 @@ function adopt(token: string) {
 }
 
 // The service likely restarted, numbering from 1 again: start over, not mix two lives' ids.
-function startOver(name: string) {
+function startOver(name?: string) {
   ui.messages.replaceChildren();
   shownUpTo = undefined;
   lastMessageId = firstMessageId = undefined;
   older.restart();
   notice(
-    `The service had forgotten you (restarted?): joined again as ${name}.`,
+    name === undefined
+      ? "The service restarted: the conversation starts over."
+      : `The service had forgotten you (restarted?): joined again as ${name}.`,
   );
+  tabs.tell({ kind: "over", name });
 }
 
 function leadStartingOver(name: string) {
   startOver(name);
-  tabs.tell({ kind: "over", name });
   followMessages();
 }
 
@@ -420,8 +421,12 @@ async function readMessages(options: FollowOptions) {
     },
   });
   for await (const event of events) {
-    if (event.type === "message") showMessage(event.id, event.message);
-    else showGap(event.missed);
+    if (event.type === "gap") showGap(event.missed);
+    else {
+      // An id not above the last: the store restarted, whoever is signed in.
+      if (event.id <= (lastMessageId ?? 0)) startOver();
+      showMessage(event.id, event.message);
+    }
   }
 }
 
