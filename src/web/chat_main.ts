@@ -300,6 +300,7 @@ function showMessage(id: number, message: Message) {
   lastMessageId = id;
   firstMessageId ??= id;
   appendEntry(messageEntry(message));
+  older.fill();
   if (message.user !== chat.name) countUnread();
   tabs.tell({ kind: "message", id, message });
 }
