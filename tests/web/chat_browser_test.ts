@@ -460,6 +460,26 @@ chatTest(
 );
 
 chatTest(
+  "a name is never cut: 40 rockets join as themselves, 65 letters are refused in the service's words",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    const rockets = "🚀".repeat(40);
+    await join(tab, rockets);
+    assert.equal(await tab.page.locator("#me").textContent(), rockets);
+    await tab.page.getByRole("button", { name: "Leave" }).click();
+    const name = tab.page.getByRole("textbox", { name: "Name" });
+    await name.fill("a".repeat(65));
+    assert.equal(await name.inputValue(), "a".repeat(65));
+    await tab.page.getByRole("button", { name: "Join" }).click();
+    await tab.page.getByRole("alert").filter({
+      hasText: "Name must be at most 64 characters",
+    }).waitFor();
+    assert.equal(await name.isVisible(), true, "not signed in");
+  },
+);
+
+chatTest(
   "a call that cannot reach the service says so in the status too, until one does",
   [],
   async (browser, server) => {
