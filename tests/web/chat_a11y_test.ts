@@ -160,3 +160,51 @@ browserTest(
     assert.deepEqual(wide, []);
   },
 );
+
+browserTest(
+  "the browser's default font size is the page's: at 24 px text is 24 px, and at 320 × 568 nothing scrolls sideways or leaves the screen",
+  async () => {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext({
+        viewport: { width: 320, height: 568 },
+      });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      // As the browser's settings set it (Appearance, Font size).
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Page.setFontSizes", { fontSizes: { standard: 24 } });
+      await page.goto(`${server.url}chat`);
+      await page.getByText("Live").waitFor();
+      const name = page.getByRole("textbox", { name: "Name" });
+      const size = (locator: typeof name) =>
+        locator.evaluate((el) =>
+          (globalThis as unknown as {
+            getComputedStyle(e: unknown): { fontSize: string };
+          }).getComputedStyle(el).fontSize
+        );
+      assert.equal(await size(name), "24px");
+      const fits = async (state: string) => {
+        const scroll = await page.evaluate(() =>
+          (globalThis as unknown as AxeWindow).document.documentElement
+            .scrollWidth
+        );
+        assert.ok(scroll <= 320, `${state}: ${scroll} px wide`);
+        for (const button of await page.getByRole("button").all()) {
+          if (!(await button.isVisible())) continue;
+          const box = (await button.boundingBox())!;
+          assert.ok(box.x >= 0 && box.x + box.width <= 320, `${state}`);
+        }
+      };
+      await fits("signed out");
+      await join(page, "Ann");
+      await say(page, "A sentence long enough to wrap on a phone this narrow.");
+      assert.equal(await size(page.locator(".message .text")), "24px");
+      await fits("signed in");
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+  },
+);
