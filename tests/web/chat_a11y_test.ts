@@ -28,6 +28,13 @@ interface AxeWindow {
   };
 }
 
+/** The part of a DOM Range the tests use. */
+interface RangeLike {
+  setStart(node: unknown, offset: number): void;
+  setEnd(node: unknown, offset: number): void;
+  getBoundingClientRect(): { left: number };
+}
+
 /** The violations axe finds on the page as it is now, as `id (impact) ×n`. */
 async function violations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not
@@ -202,6 +209,45 @@ browserTest(
       await say(page, "A sentence long enough to wrap on a phone this narrow.");
       assert.equal(await size(page.locator(".message .text")), "24px");
       await fits("signed in");
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+  },
+);
+
+browserTest(
+  "a red message is told apart without colour: a mark before its words, and read out as red",
+  async () => {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    try {
+      const page = await open(browser, server, 1280, "light");
+      await join(page, "Ann");
+      await say(page, "same words", true);
+      await page.getByRole("radio", { name: "Black" }).check();
+      await page.getByRole("textbox", { name: "Message" }).fill("same words");
+      await page.getByRole("button", { name: "Send" }).click();
+      const entries = page.locator("#messages .message");
+      await entries.nth(1).waitFor();
+      // Where the words start: the red one's are pushed right by a mark
+      // drawn before them, which needs no colour to be seen.
+      const wordsAt = (n: number) =>
+        entries.nth(n).locator(".text").evaluate((el) => {
+          const range = (globalThis as unknown as {
+            document: { createRange(): RangeLike };
+          }).document.createRange();
+          range.setStart((el as { firstChild: unknown }).firstChild, 0);
+          range.setEnd((el as { firstChild: unknown }).firstChild, 1);
+          return range.getBoundingClientRect().left;
+        });
+      const shift = await wordsAt(0) - await wordsAt(1);
+      assert.ok(shift >= 8, `the red words start ${shift} px further right`);
+      // What a screen reader is given: the accessibility tree's text.
+      const cdp = await page.context().newCDPSession(page);
+      const { nodes } = await cdp.send("Accessibility.getFullAXTree");
+      const spoken = nodes.map((node) => String(node.name?.value ?? ""));
+      assert.ok(spoken.some((name) => /^Red: ?$/.test(name)), "said red");
     } finally {
       await browser.close();
       assert.equal(await server.stop(), 0);
