@@ -105,6 +105,22 @@ class Failure {
   constructor(readonly lines: string[], readonly status?: number) {}
 }
 
+/** Anything the service answered, an event on a stream too, says it can be reached. */
+function reached() {
+  callsReach = true;
+  showStatus();
+}
+
+// The browser knows first: offline cannot reach; online, ask whether it can.
+addEventListener("offline", () => {
+  callsReach = false;
+  showStatus();
+});
+addEventListener(
+  "online",
+  () => void call(() => chat.olderMessages({ limit: 1 })),
+);
+
 const watchedFetch: typeof fetch = async (input, init) => {
   const slow = setTimeout(() => {
     callsReach = false;
@@ -113,6 +129,7 @@ const watchedFetch: typeof fetch = async (input, init) => {
   try {
     const res = await fetch(input, init);
     callsReach = true;
+    // A call's refusal stays until a call is answered.
     for (const alert of [ui.postError, ui.joinError, ui.quoteError]) {
       if (alert.textContent === UNREACHABLE) alert.textContent = "";
     }
@@ -235,6 +252,7 @@ function applyPresence(change: PresenceChange) {
 }
 
 function onPresence(change: PresenceChange) {
+  reached();
   tabs.tell({ kind: "presence", change });
   if ("registered" in change && change.name === chat.name) {
     // Nothing stored: the user left, in another tab.
@@ -374,7 +392,7 @@ async function keepFollowing(
     try {
       await read({
         signal,
-        onOpen: () => setLive(path, true),
+        onOpen: () => (reached(), setLive(path, true)),
         onReconnect: () => setLive(path, false),
       });
     } catch (error) {
@@ -422,6 +440,7 @@ async function readMessages(options: FollowOptions) {
     },
   });
   for await (const event of events) {
+    reached();
     if (event.type === "gap") showGap(event.missed);
     else {
       // An id not above the last: the store restarted, whoever is signed in.
@@ -512,7 +531,10 @@ function lead() {
   followMessages();
   if (ui.quotePanel.hidden) return;
   keepFollowing("/quote/events", async (options) => {
-    for await (const quote of quotes.events(options)) showQuote(quote);
+    for await (const quote of quotes.events(options)) {
+      reached();
+      showQuote(quote);
+    }
   });
 }
 
@@ -535,6 +557,8 @@ async function followTheLeader() {
 function hear(event: PageEvent) {
   // Any script of the origin may post to the channel: only well-formed news.
   if (typeof event !== "object" || event === null) return;
+  // News from the leader's streams: the service answered it.
+  if (event.kind !== "live") reached();
   if (event.kind === "message") {
     const { id, message } = event;
     const words = message as Partial<Message> | null;
