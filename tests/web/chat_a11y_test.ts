@@ -254,3 +254,42 @@ browserTest(
     }
   },
 );
+
+browserTest(
+  "stacked combining marks stay in their own message: the messages above and below look as they would without them",
+  async () => {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    try {
+      const page = await open(browser, server, 800, "light");
+      await join(page, "Zed");
+      // Marks that fonts stack above and below the letter, line after line.
+      const marks = [
+        "\u0336\u0337\u0338\u0321\u0322\u0327\u0328\u031b\u0316\u0317\u0318",
+        "\u0319\u031c\u031d\u031e\u031f\u0320\u0324\u0325\u0326\u0329\u032a",
+        "\u032b\u032c\u032d\u032e\u032f\u0330\u0331\u0332\u0333\u0339\u033a",
+        "\u033b\u033c\u0345\u0347\u0348\u0349\u034d\u034e\u0353\u0354\u0355",
+        "\u0356\u0359\u035a",
+      ].join("").repeat(6);
+      await say(page, "Above.");
+      await say(page, `Z${marks}algo`);
+      await say(page, "Below.");
+      const entries = page.locator("#messages .message");
+      const looks = async () => [
+        await entries.nth(0).screenshot(),
+        await entries.nth(2).screenshot(),
+      ];
+      const withMarks = await looks();
+      // Not painted, laid out the same: what the neighbours show of it.
+      await entries.nth(1).locator(".text").evaluate((el) =>
+        (el as { style: { visibility: string } }).style.visibility = "hidden"
+      );
+      const without = await looks();
+      assert.ok(withMarks[0]!.equals(without[0]!), "drawn over the one above");
+      assert.ok(withMarks[1]!.equals(without[1]!), "drawn over the one below");
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+  },
+);
