@@ -293,3 +293,60 @@ browserTest(
     }
   },
 );
+
+/** WCAG's contrast ratio of two `rgb(r, g, b)` colours. */
+function contrast(one: string, other: string): number {
+  const luminance = (rgb: string) => {
+    const [r = 0, g = 0, b = 0] = (rgb.match(/[\d.]+/g) ?? []).map((c) => {
+      const s = Number(c) / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [hi, lo] = [luminance(one), luminance(other)].sort((a, b) => b - a);
+  return (hi! + 0.05) / (lo! + 0.05);
+}
+
+browserTest(
+  "every text field's border stands out 3:1 from the panel and the field, light and dark",
+  async () => {
+    const server = await startServer(["--quiet"]);
+    const browser = await launchBrowser();
+    const weak: string[] = [];
+    try {
+      for (const scheme of ["light", "dark"] as const) {
+        const page = await open(browser, server, 1280, scheme);
+        for (const field of await page.locator("input:not([type])").all()) {
+          const colours = await field.evaluate((el) => {
+            const style = (globalThis as unknown as {
+              getComputedStyle(e: unknown): {
+                borderTopColor: string;
+                backgroundColor: string;
+              };
+            }).getComputedStyle;
+            const panel = (el as { closest(s: string): unknown }).closest(
+              ".panel",
+            );
+            return {
+              id: (el as { id: string }).id,
+              border: style(el).borderTopColor,
+              field: style(el).backgroundColor,
+              panel: style(panel).backgroundColor,
+            };
+          });
+          for (const against of ["field", "panel"] as const) {
+            const ratio = contrast(colours.border, colours[against]);
+            if (ratio < 3) {
+              weak.push(`${scheme} #${colours.id} vs ${against}: ${ratio}`);
+            }
+          }
+        }
+        await page.context().close();
+      }
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+    assert.deepEqual(weak, []);
+  },
+);
