@@ -98,12 +98,28 @@ type PageEvent =
   | { kind: "presence"; change: PresenceChange }
   | { kind: "quote"; quote: string }
   | { kind: "live"; path: string; live: boolean }
-  | { kind: "over"; name: string };
+  | { kind: "over"; name?: string };
 
 /** A failed call: the lines to show, and the status if the service answered. */
 class Failure {
   constructor(readonly lines: string[], readonly status?: number) {}
 }
+
+/** Anything the service answered, an event on a stream too, says it can be reached. */
+function reached() {
+  callsReach = true;
+  showStatus();
+}
+
+// The browser knows first: offline cannot reach; online, ask whether it can.
+addEventListener("offline", () => {
+  callsReach = false;
+  showStatus();
+});
+addEventListener(
+  "online",
+  () => void call(() => chat.olderMessages({ limit: 1 })),
+);
 
 const watchedFetch: typeof fetch = async (input, init) => {
   const slow = setTimeout(() => {
@@ -113,6 +129,7 @@ const watchedFetch: typeof fetch = async (input, init) => {
   try {
     const res = await fetch(input, init);
     callsReach = true;
+    // A call's refusal stays until a call is answered.
     for (const alert of [ui.postError, ui.joinError, ui.quoteError]) {
       if (alert.textContent === UNREACHABLE) alert.textContent = "";
     }
@@ -235,6 +252,7 @@ function applyPresence(change: PresenceChange) {
 }
 
 function onPresence(change: PresenceChange) {
+  reached();
   tabs.tell({ kind: "presence", change });
   if ("registered" in change && change.name === chat.name) {
     // Nothing stored: the user left, in another tab.
@@ -296,11 +314,11 @@ function messageEntry(message: Message) {
   return entry;
 }
 
-// Not compared with the last id: a restarted memory store numbers from 1.
 function showMessage(id: number, message: Message) {
   lastMessageId = id;
   firstMessageId ??= id;
   appendEntry(messageEntry(message));
+  older.fill();
   if (message.user !== chat.name) countUnread();
   tabs.tell({ kind: "message", id, message });
 }
@@ -345,19 +363,21 @@ function adopt(token: string) {
 }
 
 // The service likely restarted, numbering from 1 again: start over, not mix two lives' ids.
-function startOver(name: string) {
+function startOver(name?: string) {
   ui.messages.replaceChildren();
   shownUpTo = undefined;
   lastMessageId = firstMessageId = undefined;
   older.restart();
   notice(
-    `The service had forgotten you (restarted?): joined again as ${name}.`,
+    name === undefined
+      ? "The service restarted: the conversation starts over."
+      : `The service had forgotten you (restarted?): joined again as ${name}.`,
   );
+  tabs.tell({ kind: "over", name });
 }
 
 function leadStartingOver(name: string) {
   startOver(name);
-  tabs.tell({ kind: "over", name });
   followMessages();
 }
 
@@ -372,7 +392,7 @@ async function keepFollowing(
     try {
       await read({
         signal,
-        onOpen: () => setLive(path, true),
+        onOpen: () => (reached(), setLive(path, true)),
         onReconnect: () => setLive(path, false),
       });
     } catch (error) {
@@ -420,8 +440,13 @@ async function readMessages(options: FollowOptions) {
     },
   });
   for await (const event of events) {
-    if (event.type === "message") showMessage(event.id, event.message);
-    else showGap(event.missed);
+    reached();
+    if (event.type === "gap") showGap(event.missed);
+    else {
+      // An id not above the last: the store restarted, whoever is signed in.
+      if (event.id <= (lastMessageId ?? 0)) startOver();
+      showMessage(event.id, event.message);
+    }
   }
 }
 
@@ -506,7 +531,10 @@ function lead() {
   followMessages();
   if (ui.quotePanel.hidden) return;
   keepFollowing("/quote/events", async (options) => {
-    for await (const quote of quotes.events(options)) showQuote(quote);
+    for await (const quote of quotes.events(options)) {
+      reached();
+      showQuote(quote);
+    }
   });
 }
 
@@ -529,6 +557,8 @@ async function followTheLeader() {
 function hear(event: PageEvent) {
   // Any script of the origin may post to the channel: only well-formed news.
   if (typeof event !== "object" || event === null) return;
+  // News from the leader's streams: the service answered it.
+  if (event.kind !== "live") reached();
   if (event.kind === "message") {
     const { id, message } = event;
     const words = message as Partial<Message> | null;

@@ -5,6 +5,8 @@
  */
 
 const NEAR_TOP_PX = 40;
+// Pages one fill may load: a list that still cannot scroll is filled on the next call.
+const FILL_PAGES = 5;
 
 /** The part of a scroll or wheel event the loader reads. */
 export interface ScrollSignal {
@@ -36,6 +38,8 @@ interface OlderLoader {
   /** Puts the next older page above, unless one is on its way or none is left. */
   loadMore(): Promise<void>;
   readonly more: boolean;
+  /** Loads older pages while the list cannot scroll (touch sends no wheel, a list that cannot scroll no scroll). */
+  fill(): void;
   /** The next page goes below the oldest shown by then. */
   restart(): void;
 }
@@ -66,7 +70,9 @@ export function loadOlderOnScroll<Item, Entry>(
 
   function loadMore(): Promise<void> {
     loading ??= (async () => {
-      while ((await loadPage()) && before !== null && !canScroll());
+      for (let pages = 1; await loadPage(); pages++) {
+        if (before === null || canScroll() || pages === FILL_PAGES) break;
+      }
     })().finally(() => loading = undefined);
     return loading;
   }
@@ -80,6 +86,9 @@ export function loadOlderOnScroll<Item, Entry>(
   list.addEventListener("wheel", onScroll, { passive: true });
   return {
     loadMore,
+    fill() {
+      if (before !== null && !canScroll()) loadMore().catch(() => {});
+    },
     get more() {
       return before !== null;
     },

@@ -460,12 +460,40 @@ chatTest(
 );
 
 chatTest(
+  "a name is never cut: 40 rockets join as themselves, 65 letters are refused in the service's words",
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    const rockets = "🚀".repeat(40);
+    await join(tab, rockets);
+    assert.equal(await tab.page.locator("#me").textContent(), rockets);
+    await tab.page.getByRole("button", { name: "Leave" }).click();
+    const name = tab.page.getByRole("textbox", { name: "Name" });
+    await name.fill("a".repeat(65));
+    assert.equal(await name.inputValue(), "a".repeat(65));
+    await tab.page.getByRole("button", { name: "Join" }).click();
+    await tab.page.getByRole("alert").filter({
+      hasText: "Name must be at most 64 characters",
+    }).waitFor();
+    assert.equal(await name.isVisible(), true, "not signed in");
+  },
+);
+
+chatTest(
   "a call that cannot reach the service says so in the status too, until one does",
   [],
   async (browser, server) => {
     const tab = await openChat(browser, server);
     await join(tab, "Dana");
     const status = tab.page.locator("#status");
+    // Whatever the stream brings (the user coming online) has come, and the
+    // history the first message asks for: any answer says it can be reached.
+    const history = tab.page.waitForResponse((res) =>
+      new URL(res.url()).pathname === "/messages"
+    );
+    await send(tab, "first");
+    await messageIn(tab, "first").waitFor();
+    await history;
     assert.equal(await status.textContent(), "Live");
     // The event stream stays open; only POST / fails to reach the service.
     await tab.page.route(server.url, (route) => route.abort("failed"));
@@ -485,6 +513,43 @@ chatTest(
       "",
       "the old error is gone",
     );
+  },
+);
+
+chatTest(
+  'anything the service answers, a live message too, clears "Cannot reach the service"; the browser going offline and online is heard',
+  [],
+  async (browser, server) => {
+    const tab = await openChat(browser, server);
+    const bob = await openChat(browser, server);
+    await join(tab, "Dana");
+    await join(bob, "Bob");
+    const status = tab.page.locator("#status");
+    const says = (text: string) =>
+      status.filter({ hasText: new RegExp(`^${text}$`) }).waitFor({
+        timeout: 10_000,
+      });
+    // The first message shown has the page ask for older ones, once.
+    const history = tab.page.waitForResponse((res) =>
+      new URL(res.url()).pathname === "/messages"
+    );
+    await send(bob, "Hello.");
+    await history;
+    // One send fails; then nothing is sent, but the stream brings news.
+    await tab.page.route(server.url, (route) => route.abort("failed"));
+    const box = tab.page.getByRole("textbox", { name: "Message" });
+    await box.fill("lost");
+    await box.press("Enter");
+    await says("Cannot reach the service");
+    await tab.page.unroute(server.url);
+    await send(bob, "Still here?");
+    await messageIn(tab, "Still here?").waitFor();
+    assert.equal(await status.textContent(), "Live");
+
+    await tab.page.context().setOffline(true);
+    await says("Cannot reach the service");
+    await tab.page.context().setOffline(false);
+    await says("Live");
   },
 );
 

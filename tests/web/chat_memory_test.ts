@@ -7,6 +7,7 @@
  */
 
 import assert from "node:assert/strict";
+import { MessagingClient } from "../../src/client/client.ts";
 import { browserTest, launchBrowser, type Page } from "../_support/browser.ts";
 import { freePort, startServer } from "../_support/program.ts";
 
@@ -86,6 +87,59 @@ browserTest(
       });
       assert.deepEqual((await res.json()).online, ["Eve"]);
       await say(page, "half-written");
+    } finally {
+      await browser.close();
+      await server.stop();
+    }
+  },
+);
+
+browserTest(
+  "after a restart, a page signed out and one whose name was taken meanwhile start over: no message from before, none twice, in order",
+  async () => {
+    const args = ["--quiet", "--service=messaging", `--port=${freePort()}`];
+    let server = await startServer(args);
+    const browser = await launchBrowser();
+    try {
+      const before = new MessagingClient(server.url);
+      await before.register("Old");
+      for (let i = 1; i <= 30; i++) await before.post(`old ${i}`);
+      const open = async () => {
+        const page = await (await browser.newContext({
+          viewport: { width: 800, height: 500 },
+        })).newPage();
+        page.setDefaultTimeout(10_000);
+        await page.goto(`${server.url}chat`);
+        await page.getByRole("log").getByText("old 30").waitFor();
+        return page;
+      };
+      const reader = await open();
+      const lee = await open();
+      await join(lee, "Lee");
+      // Lee's page cannot come back until someone else has taken the name.
+      await lee.context().setOffline(true);
+      assert.equal(await server.stop(), 0);
+      server = await startServer(args);
+      await new MessagingClient(server.url).register("Lee");
+      const after = new MessagingClient(server.url);
+      await after.register("New");
+      for (let i = 1; i <= 8; i++) await after.post(`new ${i}`);
+      await lee.context().setOffline(false);
+      await lee.getByRole("alert").filter({ hasText: "This user exists!" })
+        .waitFor();
+      for (const page of [reader, lee]) {
+        const log = page.getByRole("log");
+        await log.getByText("the conversation starts over").waitFor();
+        await log.getByText("new 8", { exact: true }).waitFor();
+        // Scrolling up loads the older messages of the new numbering.
+        await log.getByRole("list").hover();
+        await page.mouse.wheel(0, -1000);
+        await log.getByText("new 1", { exact: true }).waitFor();
+        assert.deepEqual(
+          await page.locator("#messages .message .text").allTextContents(),
+          Array.from({ length: 8 }, (_, i) => `new ${i + 1}`),
+        );
+      }
     } finally {
       await browser.close();
       await server.stop();

@@ -120,3 +120,55 @@ browserTest(
     }
   },
 );
+
+browserTest(
+  "on a touch phone or tablet whose list the newest five do not fill, swiping down reaches the oldest message",
+  async () => {
+    const server = await startServer(["--quiet", "--service=messaging"]);
+    const browser = await launchBrowser();
+    try {
+      const bob = new MessagingClient(server.url);
+      await bob.register("bob");
+      for (let i = 1; i <= 30; i++) await bob.post(`m${i}`);
+      for (const [width, height] of [[360, 640], [768, 1024]] as const) {
+        const context = await browser.newContext({
+          viewport: { width, height },
+          isMobile: true,
+          hasTouch: true,
+        });
+        const page = await context.newPage();
+        page.setDefaultTimeout(5000);
+        await page.goto(`${server.url}chat`);
+        const log = page.getByRole("log").getByRole("list");
+        await log.locator(".message").filter({ hasText: "m30" }).waitFor();
+        const box = (await log.boundingBox())!;
+        const [x, y] = [Math.round(box.x + box.width / 2), Math.round(box.y)];
+        // A finger drags the conversation down, as a reader going back does.
+        const cdp = await context.newCDPSession(page);
+        const touch = (
+          type: "touchStart" | "touchMove" | "touchEnd",
+          points: { x: number; y: number }[],
+        ) =>
+          cdp.send("Input.dispatchTouchEvent", { type, touchPoints: points });
+        const first = log.locator(".message").filter({ hasText: /^bobm1$/ });
+        for (let swipe = 0; swipe < 30 && !(await first.count()); swipe++) {
+          await touch("touchStart", [{ x, y: y + 20 }]);
+          for (let step = 1; step <= 10; step++) {
+            await touch("touchMove", [{ x, y: y + 20 + step * 30 }]);
+          }
+          await touch("touchEnd", []);
+          await page.waitForTimeout(100);
+        }
+        assert.deepEqual(
+          await log.locator(".message .text").allTextContents(),
+          Array.from({ length: 30 }, (_, i) => `m${i + 1}`),
+          `${width}x${height}`,
+        );
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+      assert.equal(await server.stop(), 0);
+    }
+  },
+);

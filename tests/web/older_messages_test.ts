@@ -113,3 +113,14 @@ Deno.test("a list too short to scroll fills up at once, a page at a time, until 
   assert.deepEqual(shown, [1, 2, 3, 4, 5]);
   assert.equal(loader.more, false);
 });
+
+Deno.test("fill asks nothing while the list scrolls, and at most five pages at once while it cannot", async () => {
+  const full = setUp(Array.from({ length: 20 }, (_, i) => 81 + i));
+  full.loader.fill();
+  await full.loader.loadMore();
+  assert.deepEqual(full.asked, [81], "only the page loadMore asked for");
+  const { loader, asked } = setUp([50], 50, 1);
+  loader.fill();
+  await loader.loadMore();
+  assert.deepEqual(asked, [50, 49, 48, 47, 46]);
+});
