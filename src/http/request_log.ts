@@ -83,14 +83,22 @@ export function bufferedSink(options: BufferedSinkOptions = {}): LogSink {
   };
 }
 
-/** A token's 40 hex digits, or any run a part of one could be. */
-const HEX_RUN = /[0-9a-f]{16,}/gi;
-const MOST_PATH = 200;
+/** A token's 40 hex digits, or any run a part of one could be, each digit maybe percent-encoded. */
+const HEX_RUN = /(?:[0-9a-f]|%3[0-9]|%[46][1-6]){16,}/gi;
+/** Controls, format characters (U+202E reorders what follows) and line separators. */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+const MOST_SHOWN = 200;
 
-/** A 404 is logged with the path asked for, where a careless client may have put its token. */
-function loggedPath(req: Request): string {
-  const path = requestPath(req).replace(HEX_RUN, "…");
-  return path.length > MOST_PATH ? `${path.slice(0, MOST_PATH)}…` : path;
+/**
+ * A path or method as the client chose it, where a careless one may have put its token: hex runs
+ * masked, what could forge or reorder a line escaped (Deno hands the path over unencoded), cut.
+ */
+function shown(text: string): string {
+  const safe = text.replace(HEX_RUN, "…").replace(
+    UNSEEN,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return safe.length > MOST_SHOWN ? `${safe.slice(0, MOST_SHOWN)}…` : safe;
 }
 
 /** Never a header, a query or a body: tokens and messages stay out of the log. */
@@ -113,15 +121,15 @@ export function requestLogger(
       json
         ? JSON.stringify({
           time: lastTime,
-          method: req.method,
-          route: loggedPath(req),
+          method: shown(req.method),
+          route: shown(requestPath(req)),
           status: res.status,
           ms: Math.round(ms * 100) / 100,
           client: clientOf(req, info),
         })
-        : `${lastTime} ${req.method} ${loggedPath(req)} ${res.status} ${
-          ms.toFixed(2)
-        }ms`,
+        : `${lastTime} ${shown(req.method)} ${
+          shown(requestPath(req))
+        } ${res.status} ${ms.toFixed(2)}ms`,
     );
   };
 }

@@ -173,3 +173,54 @@ Deno.test("a token put in a path is not logged, wherever it stands and in either
   sink.flush();
   assert.ok(writes.join("").length < 300, "a 60,000-character path is cut");
 });
+
+Deno.test("a token percent-encoded in part or whole, or given as the method, is not logged either", async () => {
+  const fc = (await import("fast-check")).default;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.tuple(fc.constantFrom(..."0123456789abcdef"), fc.nat(2)), {
+        minLength: 40,
+        maxLength: 40,
+      }),
+      fc.constantFrom<"text" | "json">("text", "json"),
+      async (units, format) => {
+        const digits = units.map(([c]) => c).join("");
+        // Each digit as itself, or escaped in lower or upper case.
+        const spelt = units.map(([c, how]) => {
+          const hex = c.charCodeAt(0).toString(16);
+          return how === 0 ? c : `%${how === 1 ? hex : hex.toUpperCase()}`;
+        }).join("");
+        const { sink, writes } = collecting();
+        const handler = createHandler({
+          onResponse: requestLogger(sink, { format }),
+        });
+        await handler(new Request(`http://h/x/ann-${spelt}`));
+        await handler(new Request("http://h/", { method: `ANN-${digits}` }));
+        sink.flush();
+        const log = decodeURIComponent(writes.join(""));
+        assert.ok(!log.includes(digits), log);
+        assert.equal(log.split("\n").length, 3, "two lines");
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+Deno.test("characters that would forge or reorder a line are shown escaped, as Deno hands the path over unencoded", () => {
+  for (const format of ["text", "json"] as const) {
+    const { sink, writes } = collecting();
+    const log = requestLogger(sink, { format });
+    // Deno's server gives the path's UTF-8 as it came, not percent-encoded.
+    const req = {
+      method: "GET",
+      url: "http://h/x/\u2028y\u0085z\u202egnp.exe",
+      headers: new Headers(),
+    } as unknown as Request;
+    log(req, new Response(null, { status: 404 }), 1);
+    sink.flush();
+    const line = writes.join("");
+    assert.doesNotMatch(line, /[\u2028\u0085\u202e]/u, format);
+    const route = format === "json" ? JSON.parse(line).route : line;
+    assert.match(route, /\/x\/\\u2028y\\u0085z\\u202egnp\.exe/, line);
+  }
+});
