@@ -51,6 +51,7 @@ const ui = {
   quoteError: element("quote-error", HTMLElement),
   usersPanel: element("users-panel", HTMLElement),
   users: element("users", HTMLUListElement),
+  usersStale: element("users-stale", HTMLElement),
   refreshUsers: element("refresh-users", HTMLButtonElement),
   onlineCount: element("online-count", HTMLAnchorElement),
 };
@@ -83,6 +84,9 @@ function showStatus() {
     ? "Live"
     : "Reconnecting…";
   ui.status.classList.toggle("live", allLive && callsReach);
+  // Who is online is news only while it can arrive.
+  ui.usersStale.hidden = allLive && callsReach;
+  ui.users.classList.toggle("stale", !ui.usersStale.hidden);
 }
 
 function setLive(path: string, live: boolean) {

@@ -19,7 +19,10 @@ import { utf8Header } from "../_support/call.ts";
 const LIVE_MS = 1000;
 
 interface BrowserGlobals {
-  getComputedStyle(element: unknown): { color: string };
+  getComputedStyle(
+    element: unknown,
+    pseudo?: string,
+  ): { color: string; backgroundColor: string };
 }
 
 interface Tab {
@@ -546,10 +549,24 @@ chatTest(
     await messageIn(tab, "Still here?").waitFor();
     assert.equal(await status.textContent(), "Live");
 
+    // Who is online is only known while live: the list says it is old news.
+    const stale = tab.page.getByText("As last heard; may be out of date.");
+    assert.equal(await stale.isVisible(), false);
     await tab.page.context().setOffline(true);
     await says("Cannot reach the service");
+    await stale.waitFor({ state: "visible" });
+    const dot = () =>
+      tab.page.locator("#users li").first().evaluate((li) =>
+        (globalThis as unknown as BrowserGlobals).getComputedStyle(
+          li,
+          "::before",
+        ).backgroundColor
+      );
+    assert.equal(await dot(), "rgba(0, 0, 0, 0)", "a hollow dot, not green");
     await tab.page.context().setOffline(false);
     await says("Live");
+    await stale.waitFor({ state: "hidden" });
+    assert.notEqual(await dot(), "rgba(0, 0, 0, 0)");
   },
 );
 
