@@ -350,7 +350,9 @@ addEventListener("storage", (event) => {
   if (event.key !== TOKEN_KEY || event.newValue === (chat.token ?? null)) {
     return;
   }
-  if (event.newValue === null || !isToken(event.newValue)) return signOut("");
+  if (event.newValue === null || !isToken(event.newValue)) {
+    return signOut("Signed out in another tab.");
+  }
   adopt(event.newValue);
 });
 

@@ -731,6 +731,12 @@ chatTest(
     // The next leader's pair.
     await socketsAre(2);
     assert.equal(opened.size, 2);
+    // Leave in one tab signs every tab out, and each says why.
+    await tabs[5]!.page.getByRole("button", { name: "Leave" }).click();
+    for (const tab of [...tabs.slice(1, 5), ...tabs.slice(6)]) {
+      await tab.page.getByText("Signed out in another tab.").waitFor();
+      await tab.page.getByRole("textbox", { name: "Name" }).waitFor();
+    }
     await context.close();
   },
 );
