@@ -63,8 +63,7 @@ export function clientAddressOf(
     info !== undefined && "hostname" in info.remoteAddr
       ? info.remoteAddr.hostname
       : UNKNOWN_CLIENT;
-  if (!options.trustProxy) return direct;
-  return (req, info) => {
+  const read: ClientAddressOf = !options.trustProxy ? direct : (req, info) => {
     const header = req.headers.get("x-forwarded-for");
     if (header === null) return direct(req, info);
     const last = lastListValue(header);
@@ -72,6 +71,13 @@ export function clientAddressOf(
       ? canonicalAddress(last)
       : undefined;
     return address ?? direct(req, info);
+  };
+  // Once Deno upgrades a request to a WebSocket its headers and address throw; the log asks last.
+  const known = new WeakMap<Request, string>();
+  return (req, info) => {
+    let client = known.get(req);
+    if (client === undefined) known.set(req, client = read(req, info));
+    return client;
   };
 }
 

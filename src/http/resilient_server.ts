@@ -1,6 +1,7 @@
 /**
- * `Deno.serve` stops listening for good when accept fails (out of file descriptors), so this
- * listens again after a pause, serving the connections it has meanwhile.
+ * `Deno.serve` stops listening for good when accept fails (out of file descriptors), or when a
+ * handler throws after a WebSocket upgrade, so this listens again after a pause, serving the
+ * connections it has meanwhile.
  * @module
  */
 
@@ -61,18 +62,18 @@ export function serveResilient(
 
   const finished = (async () => {
     while (!stopping) {
+      // Deno 2.9 also stops, without an error, when a handler throws after a WebSocket upgrade.
+      let why = "the listener stopped";
       try {
         await current.finished;
-        return;
       } catch (error) {
-        if (stopping) return;
-        options.report(
-          `accepting connections failed (${
-            (error as Error).message
-          }); serving open connections, listening again shortly`,
-          "error",
-        );
+        why = (error as Error).message;
       }
+      if (stopping) return;
+      options.report(
+        `accepting connections failed (${why}); serving open connections, listening again shortly`,
+        "error",
+      );
       for (
         let wait = FIRST_RETRY_MS;
         !stopping;

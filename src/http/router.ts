@@ -116,7 +116,8 @@ function compile(methods: Partial<Record<Method, Handler>>): CompiledRoute {
   return { methods: table, allow: allowedMethods(methods) };
 }
 
-function defaultFaultLogger(error: unknown, req: Request): void {
+/** The fault and its stack on standard error: the client only ever sees a bare 500. */
+export function defaultFaultLogger(error: unknown, req: Request): void {
   console.error(
     `fault in ${req.method} ${requestPath(req)}:`,
     error instanceof Error ? error.stack : error,

@@ -6,6 +6,7 @@
 
 import {
   createRouter,
+  defaultFaultLogger,
   type FaultLogger,
   type Handler,
   mergeRoutes,
@@ -126,8 +127,9 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     }),
   );
   metrics.track(Object.keys(routes));
+  const logFault = options.logFault ?? defaultFaultLogger;
   const router = createRouter(routes, {
-    logFault: options.logFault,
+    logFault,
     mapError(error) {
       if (error instanceof StoreUnavailableError) storeFailures++;
       return mapStoreError(error);
@@ -141,6 +143,11 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       : served(req, info);
   return observeResponses(refusing, (req, res, ms, info) => {
     metrics.observe(req, res.status, ms / 1000);
-    options.onResponse?.(req, res, ms, info);
+    try {
+      options.onResponse?.(req, res, ms, info);
+    } catch (error) {
+      // Thrown past the answer, it would reach Deno, which stops listening after a WebSocket's.
+      logFault(error, req);
+    }
   }, options.inFlight);
 }

@@ -79,3 +79,39 @@ Deno.test("a first listen that fails throws, as Deno.serve does", () => {
     taken.close();
   }
 });
+
+Deno.test("Deno stops listening when a handler throws after upgrading to a WebSocket: the server listens again", async () => {
+  const opts = options();
+  const server = serveResilient(opts, (req) => {
+    if (req.headers.get("upgrade") === null) return new Response("ok");
+    Deno.upgradeWebSocket(req);
+    throw new Error("a bug after the upgrade");
+  });
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/`;
+    for (let round = 0; round < 2; round++) {
+      // Its handshake is never answered: given up after a while.
+      const socket = new WebSocket(url.replace("http", "ws"));
+      await new Promise((resolve) => {
+        socket.onerror = socket.onclose = resolve;
+        setTimeout(resolve, 1000);
+      });
+      socket.close();
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        status = await fetch(url).then(async (res) => {
+          await res.body?.cancel();
+          return res.status;
+        }, () => 0);
+      }
+      assert.equal(status, 200, `served again after round ${round}`);
+    }
+    assert.ok(
+      opts.reports.some((line) => line.startsWith("error: ")),
+      "the operator is told",
+    );
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -185,3 +185,35 @@ Deno.test({
     );
   },
 });
+
+Deno.test("--log-format=json, with and without --trust-proxy: WebSockets opened and closed are logged with their client, and the server serves on", async () => {
+  for (const flags of [[], ["--trust-proxy"]]) {
+    const server = await startServer(["--log-format=json", ...flags]);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const socket = new WebSocket(
+          `${server.url.replace("http", "ws")}events`,
+        );
+        const opened = Promise.withResolvers<void>();
+        socket.onopen = () => opened.resolve();
+        socket.onerror = () => opened.reject(new Error("the socket failed"));
+        await opened.promise;
+        const closed = Promise.withResolvers<void>();
+        socket.onclose = () => closed.resolve();
+        socket.close();
+        await closed.promise;
+      }
+      assert.equal(await status(`${server.url}healthz`), 200);
+    } finally {
+      assert.equal(await server.stop(), 0, server.stderr());
+    }
+    const upgrades = server.stderr().trimEnd().split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.route === "/events");
+    assert.deepEqual(
+      upgrades.map((e) => `${e.method} ${e.status} ${e.client}`),
+      Array(3).fill("GET 101 127.0.0.1"),
+      JSON.stringify(flags),
+    );
+  }
+});

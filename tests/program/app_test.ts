@@ -65,3 +65,22 @@ Deno.test("an unreachable store is answered 503 by every way of building the ser
   }
   assert.deepEqual(faults, []);
 });
+
+Deno.test("an observer that throws is a fault logged as others are; the answer still goes out", async () => {
+  const faults: string[] = [];
+  const handler = createHandler({
+    onResponse: () => {
+      throw new Error("a bug in the log");
+    },
+    logFault: (error, req) =>
+      faults.push(`${req.method} ${new URL(req.url).pathname}: ${error}`),
+  });
+  const quote = await call(handler, "GET", "/quote");
+  assert.equal(quote.status, 200);
+  const posted = await call(handler, "POST", "/quote", { body: "Hello." });
+  assert.equal(posted.status, 200);
+  assert.deepEqual(faults, [
+    "GET /quote: Error: a bug in the log",
+    "POST /quote: Error: a bug in the log",
+  ]);
+});
