@@ -470,6 +470,68 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "chat in a real terminal (tmux): the terminal closing (SIGHUP, and the screen gone with it) still unregisters",
+  ignore: tmuxMissing,
+  async fn() {
+    await withServer(async (server) => {
+      const { tmux, waitForScreen } = await terminalChat(
+        server,
+        "hupper",
+        [80, 20],
+      );
+      const bob = new MessagingClient(server.url);
+      await bob.register("bob");
+      try {
+        await waitForScreen(/Joined as hupper\./);
+        assert.ok((await bob.users()).includes("hupper"));
+      } finally {
+        // The window closes: the chat gets SIGHUP, and its terminal is gone.
+        await tmux("kill-server");
+      }
+      let users: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        users = await bob.users();
+        if (!users.includes("hupper")) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(users, ["bob"]);
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "chat in a real terminal (tmux): /more starts below the oldest message on the screen, however many came after joining",
+  ignore: tmuxMissing,
+  async fn() {
+    await withServer(async (server) => {
+      const bob = new MessagingClient(server.url);
+      await bob.register("bob");
+      for (let i = 1; i <= 4; i++) await bob.post(`before ${i}`);
+      const { tmux, waitForScreen } = await terminalChat(
+        server,
+        "mo",
+        [80, 30],
+      );
+      try {
+        await waitForScreen(/Joined as mo\./);
+        await waitForScreen(/bob: before 4/);
+        for (let i = 1; i <= 10; i++) await bob.post(`after ${i}`);
+        // The screen holds the newest five: after 6 to after 10.
+        await waitForScreen(/bob: after 10/);
+        await tmux("send-keys", "-t", "chat", "/more", "Enter");
+        const shown = await waitForScreen(/older messages? shown/);
+        assert.match(shown, /9 older messages shown; none before them\./);
+        assert.match(shown, /bob: before 1[\s\S]*bob: after 5/);
+      } finally {
+        await tmux("kill-server");
+      }
+    });
+  },
+});
+
 Deno.test("chat follows over a WebSocket as its user: online while it runs, live messages, no polling, identical messages each shown", async () => {
   const server = await startServer([]);
   try {

@@ -11,8 +11,10 @@ export interface Chat {
   readonly client: MessagingClient;
   readonly term: Terminal;
   color: "red" | "black";
-  /** Where `/more` goes on; `null`: nothing older; absent: below the oldest shown. */
+  /** Where `/more` goes on once it has shown a page; `null`: nothing older. */
   olderBefore?: number | null;
+  /** The oldest message on the screen, below which the first `/more` starts. */
+  oldestShown?(): number | undefined;
 }
 
 type Command = (chat: Chat) => Promise<void> | void;
@@ -28,12 +30,13 @@ const NO_OLDER = "No older messages.";
 async function more(chat: Chat): Promise<void> {
   if (chat.olderBefore === null) return chat.term.notice(NO_OLDER);
   const page = await chat.client.olderMessages({
-    before: chat.olderBefore,
+    before: chat.olderBefore ?? chat.oldestShown?.(),
     limit: MORE_PAGE,
   });
-  chat.olderBefore = page.next;
   const count = page.messages.length;
+  // Nothing yet below what is shown: later messages may put some there.
   if (count === 0) return chat.term.notice(NO_OLDER);
+  chat.olderBefore = page.next;
   chat.term.showOlder(page.messages.map((m) => m.message).toReversed());
   chat.term.notice(
     `${count} older message${count === 1 ? "" : "s"} shown; ` +

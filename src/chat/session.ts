@@ -65,6 +65,9 @@ class Session implements Chat {
   #notSent = 0;
   readonly online = Promise.withResolvers<void>();
   readonly #newest: Message[] = [];
+  /** The ids of `#newest`, and of the first message shown. */
+  readonly #newestIds: number[] = [];
+  #firstId: number | undefined;
   #lost = false;
 
   constructor(url: string) {
@@ -253,12 +256,20 @@ class Session implements Chat {
         term.notice(`${event.missed} messages went by while away.`);
         continue;
       }
-      // The catch-up comes oldest first: /more goes on below its first.
-      if (this.olderBefore === undefined) this.olderBefore = event.id;
+      this.#firstId ??= event.id;
       this.#newest.unshift(event.message);
-      this.#newest.length = Math.min(this.#newest.length, 5);
+      this.#newestIds.unshift(event.id);
+      this.#newest.length = this.#newestIds.length = Math.min(
+        this.#newest.length,
+        5,
+      );
       term.showMessage(event.message, this.#newest);
     }
+  }
+
+  /** A pipe keeps every line printed; the full screen only the newest five. */
+  oldestShown(): number | undefined {
+    return this.#tty ? this.#newestIds.at(-1) : this.#firstId;
   }
 
   async converse(): Promise<void> {

@@ -34,8 +34,21 @@ export interface Terminal {
 }
 
 const encoder = new TextEncoder();
-export const write = (text: string) =>
-  Deno.stdout.writeSync(encoder.encode(text));
+/** Never throws: once the window closes (EIO) or the pipe breaks, leaving and unregistering go on. */
+export const write = (text: string) => {
+  try {
+    Deno.stdout.writeSync(encoder.encode(text));
+  } catch {
+    // Nothing left to show it on.
+  }
+};
+
+/** The next chunk of input; the end of it once the terminal is gone (EIO after the window closed). */
+const readOrEnd = <T>(reader: ReadableStreamDefaultReader<T>) =>
+  reader.read().catch((): ReadableStreamReadResult<T> => ({
+    done: true,
+    value: undefined,
+  }));
 
 /** Reads lines from a pipe and writes each new message once, as a line. */
 export function pipeTerminal(): Terminal {
@@ -46,7 +59,7 @@ export function pipeTerminal(): Terminal {
   return {
     async readLine() {
       while (!pending.includes("\n")) {
-        const { done, value } = await lines.read();
+        const { done, value } = await readOrEnd(lines);
         if (done) {
           const last = pending;
           pending = "";
@@ -156,7 +169,13 @@ export class FullScreen implements Terminal {
   }
 
   #draw = () => {
-    const { columns, rows } = Deno.consoleSize();
+    let size;
+    try {
+      size = Deno.consoleSize();
+    } catch {
+      return; // The terminal is gone: nothing to draw on.
+    }
+    const { columns, rows } = size;
     const screen = {
       title: this.#title(),
       // Newest first, so the older page goes above and is cut first.
@@ -170,7 +189,7 @@ export class FullScreen implements Terminal {
   async readLine() {
     for (;;) {
       if (this.#keys.length === 0) {
-        const { done, value } = await this.#reader.read();
+        const { done, value } = await readOrEnd(this.#reader);
         if (done) return null;
         this.#keys = keysOf(this.#decoder.decode(value, { stream: true }));
       }

@@ -101,8 +101,12 @@ Deno.test("/more goes on below the oldest message shown, and an empty history ha
   assert.deepEqual([older, notices], [[], ["No older messages."]]);
   await chat.client.register("ann");
   for (let i = 1; i <= 25; i++) await chat.client.post(`${i}`);
-  chat.olderBefore = 21; // as the stream sets it: 21 to 25 are shown
+  chat.oldestShown = () => 21; // 21 to 25 are on the screen
   await actionOf(" /more ", chat)();
   assert.deepEqual(older, [texts(11, 20)]);
   assert.equal(chat.olderBefore, 11);
+  // Then on below the page shown, whatever the screen holds since.
+  chat.oldestShown = () => 30;
+  await actionOf("/more", chat)();
+  assert.deepEqual(older, [texts(11, 20), texts(1, 10)]);
 });
