@@ -59,3 +59,27 @@ storeTest(
     assert.equal(await spend(() => store.setQuote("C.", fast)), 0);
   },
 );
+
+storeTest(
+  "a registration refused because the name (or its look) is taken spends the allowance too, so probing which names exist is limited as writes are",
+  async (store) => {
+    const client = { client: "192.0.2.3", rate };
+    assert.equal(
+      await store.registerUser("dave", "d".repeat(40)),
+      "registered",
+    );
+    assert.equal(
+      await store.registerUser("dave", "e".repeat(40), client),
+      "exists",
+    );
+    assert.equal(
+      await store.registerUser("dаve", "f".repeat(40), client), // Cyrillic а
+      "exists",
+    );
+    assert.ok(
+      await spend(() => store.registerUser("erin", "a".repeat(40), client)) >
+        59_000,
+    );
+    assert.equal(await store.userCount(), 1);
+  },
+);
