@@ -17,10 +17,29 @@ export class WebSocketTransport implements Transport {
 
   #share: BudgetShare;
 
-  constructor(socket: WebSocket, gone: () => void, share: BudgetShare) {
+  /**
+   * Gone if not open within `openWithinMs`: Deno sends the 101 before the socket opens, and one
+   * whose client reset the connection meanwhile never opens, pings nor closes (architecture.md).
+   */
+  constructor(
+    socket: WebSocket,
+    gone: () => void,
+    share: BudgetShare,
+    openWithinMs: number,
+  ) {
     this.socket = socket;
     this.#share = share;
+    // Closed as Deno closes a silent peer (1001), should it open after all.
+    const deadline = setTimeout(() => {
+      this.close("stopping");
+      gone();
+    }, openWithinMs);
+    Deno.unrefTimer(deadline);
+    const settled = () => clearTimeout(deadline);
+    socket.addEventListener("close", settled, { once: true });
+    socket.addEventListener("error", settled, { once: true });
     socket.addEventListener("open", () => {
+      settled();
       // Deno opens a socket closed during the handshake as if it were not: close it now.
       if (this.#closing !== undefined) closeFor(socket, this.#closing);
       const pending = this.#pending ?? [];

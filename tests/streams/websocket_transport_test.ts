@@ -1,6 +1,7 @@
 /**
  * The WebSocket transport before its socket opens: frames wait, then go out
- * in order; a socket ended meanwhile is closed as it opens.
+ * in order; a socket ended meanwhile is closed as it opens; one that does not
+ * open in time (Deno sent its 101, then nothing) is given up.
  */
 import assert from "node:assert/strict";
 import { StreamBudget } from "../../src/streams/stream_budget.ts";
@@ -25,7 +26,7 @@ class Connecting extends EventTarget {
   }
 }
 
-function transport() {
+function transport(openWithinMs = 60_000) {
   const socket = new Connecting();
   const budget = new StreamBudget(1_000_000);
   let gone = 0;
@@ -34,6 +35,7 @@ function transport() {
     socket as unknown as WebSocket,
     () => gone++,
     share,
+    openWithinMs,
   );
   return { socket, t, gone: () => gone };
 }
@@ -64,4 +66,35 @@ Deno.test("a stream ended before its socket opens sends nothing and closes the s
   socket.open();
   assert.deepEqual(socket.sent, []);
   assert.deepEqual(socket.closed, [1013]);
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+Deno.test("a socket that opens in time is not given up", async () => {
+  const { socket, gone } = transport(30);
+  socket.open();
+  await sleep(60);
+  assert.equal(gone(), 0);
+  assert.deepEqual(socket.closed, []);
+});
+
+Deno.test("a socket that does not open in time is gone, holds nothing, and is closed with 1001 if it opens later", async () => {
+  const { socket, t, gone } = transport(20);
+  t.send(frame("a".repeat(1000)));
+  assert.ok(t.queuedBytes >= 1000);
+  await sleep(60);
+  assert.equal(gone(), 1);
+  assert.equal(t.queuedBytes, 0);
+  socket.open();
+  assert.deepEqual(socket.sent, []);
+  assert.deepEqual(socket.closed, [1001]);
+});
+
+Deno.test("a socket that closes or fails before opening is not given up a second time", async () => {
+  for (const ending of ["close", "error"]) {
+    const { socket, gone } = transport(20);
+    socket.dispatchEvent(new Event(ending));
+    await sleep(60);
+    assert.equal(gone(), 1, ending);
+  }
 });
