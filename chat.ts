@@ -33,7 +33,8 @@ if (import.meta.main) {
   let flags;
   try {
     ({ values: flags } = parseArgs({
-      args: Deno.args,
+      // `deno task chat -- --name=x`, as one would type for npm, passes the `--` on.
+      args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
       strict: true,
       options: {
         url: { type: "string", default: "http://localhost:8000/" },

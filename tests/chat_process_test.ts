@@ -299,6 +299,17 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
+Deno.test("chat: --help prints the usage and exits 0, after a leading -- too (deno task chat -- --help)", async () => {
+  for (const args of [["--help"], ["--", "--help"]]) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-net", CHAT, ...args],
+      stdin: "null",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.match(new TextDecoder().decode(out.stdout), /^Usage: /);
+  }
+});
+
 Deno.test("chat: a URL with no messaging service is said so, and it exits 1", async () => {
   const server = await startServer(["--quiet", "--service=quote"]);
   try {
