@@ -12,6 +12,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { flagArgs } from "./src/program/options.ts";
 import { chat } from "./src/chat/session.ts";
 
 const USAGE = `Usage: deno task chat [--url=URL] [--name=NAME]
@@ -33,8 +34,7 @@ if (import.meta.main) {
   let flags;
   try {
     ({ values: flags } = parseArgs({
-      // `deno task chat -- --name=x`, as one would type for npm, passes the `--` on.
-      args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
+      args: flagArgs(Deno.args),
       strict: true,
       options: {
         url: { type: "string", default: "http://localhost:8000/" },

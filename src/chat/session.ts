@@ -64,9 +64,8 @@ class Session implements Chat {
   #rejoining: Promise<boolean> | undefined;
   #notSent = 0;
   readonly online = Promise.withResolvers<void>();
-  readonly #newest: Message[] = [];
-  /** The ids of `#newest`, and of the first message shown. */
-  readonly #newestIds: number[] = [];
+  /** The five newest, newest first, as the full screen shows them. */
+  #newest: { id: number; message: Message }[] = [];
   #firstId: number | undefined;
   #lost = false;
 
@@ -257,19 +256,14 @@ class Session implements Chat {
         continue;
       }
       this.#firstId ??= event.id;
-      this.#newest.unshift(event.message);
-      this.#newestIds.unshift(event.id);
-      this.#newest.length = this.#newestIds.length = Math.min(
-        this.#newest.length,
-        5,
-      );
-      term.showMessage(event.message, this.#newest);
+      this.#newest = [event, ...this.#newest].slice(0, 5);
+      term.showMessage(event.message, this.#newest.map((e) => e.message));
     }
   }
 
   /** A pipe keeps every line printed; the full screen only the newest five. */
   oldestShown(): number | undefined {
-    return this.#tty ? this.#newestIds.at(-1) : this.#firstId;
+    return this.#tty ? this.#newest.at(-1)?.id : this.#firstId;
   }
 
   async converse(): Promise<void> {

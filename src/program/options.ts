@@ -180,6 +180,10 @@ function readsVariable(entry: Entry, option: OptionRow): boolean {
     : option.variable?.fallback === true;
 }
 
+/** `args` without a leading `--`, which `deno task start -- --help` (as typed for npm) passes on. */
+export const flagArgs = (args: string[]): string[] =>
+  args[0] === "--" ? args.slice(1) : args;
+
 function parsedFlags(
   table: OptionTable,
   args: string[],
@@ -190,11 +194,13 @@ function parsedFlags(
       ? { type: "boolean" }
       : { type: "string", multiple: true };
   }
-  // `deno task start -- --help`, as one would type for npm, passes the `--` on.
-  if (args[0] === "--") args = args.slice(1);
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false })
-      .values;
+    return parseArgs({
+      args: flagArgs(args),
+      options,
+      strict: true,
+      allowPositionals: false,
+    }).values;
   } catch (error) {
     // node:util's messages run over several lines; the program says one.
     throw new UsageError((error as Error).message.replaceAll("\n", " "));

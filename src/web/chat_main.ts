@@ -78,15 +78,15 @@ const liveStreams = new Map<string, boolean>();
 
 function showStatus() {
   const allLive = [...liveStreams.values()].every(Boolean);
+  const live = allLive && callsReach;
   ui.status.textContent = !callsReach
     ? "Cannot reach the service"
     : allLive
     ? "Live"
     : "Reconnecting…";
-  ui.status.classList.toggle("live", allLive && callsReach);
-  // Who is online is news only while it can arrive.
-  ui.usersStale.hidden = allLive && callsReach;
-  ui.users.classList.toggle("stale", !ui.usersStale.hidden);
+  ui.status.classList.toggle("live", live);
+  // Who is online is news only while it can arrive (the dots follow in CSS).
+  ui.usersStale.hidden = live;
 }
 
 function setLive(path: string, live: boolean) {
@@ -111,6 +111,8 @@ class Failure {
 
 /** Anything the service answered, an event on a stream too, says it can be reached. */
 function reached() {
+  // Called for every event: the status changes only when this is news.
+  if (callsReach) return;
   callsReach = true;
   showStatus();
 }

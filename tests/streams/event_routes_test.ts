@@ -468,14 +468,19 @@ Deno.test("while the store cannot hear of changes, no stream opens: 503 with Ret
   await events.close();
 });
 
+/** The Retry-After of `GET /events`, which must be refused as not following. */
+async function refusedRetryAfter(
+  handler: (req: Request) => Response | Promise<Response>,
+): Promise<number> {
+  const res = await handler(new Request("http://service.test/events"));
+  await refusedToFollow(res);
+  return Number(res.headers.get("retry-after"));
+}
+
 Deno.test("while the store cannot hear of changes, Retry-After grows with how long this process has refused: 1 s at first, again 1 s after it follows again", async () => {
   const store = new FlakySubscription();
   const handler = app(store);
-  const retryAfter = async () => {
-    const res = await handler(new Request("http://service.test/events"));
-    await refusedToFollow(res);
-    return Number(res.headers.get("retry-after"));
-  };
+  const retryAfter = () => refusedRetryAfter(handler);
   store.drop();
   const start = performance.now();
   assert.equal(await retryAfter(), 1);
@@ -498,11 +503,7 @@ Deno.test("while the store cannot hear of changes, Retry-After grows with how lo
 Deno.test("Retry-After counts anew in a second outage even when no stream was served between the two", async () => {
   const store = new FlakySubscription();
   const handler = app(store);
-  const retryAfter = async () => {
-    const res = await handler(new Request("http://service.test/events"));
-    await refusedToFollow(res);
-    return Number(res.headers.get("retry-after"));
-  };
+  const retryAfter = () => refusedRetryAfter(handler);
   store.lose();
   assert.equal(await retryAfter(), 1);
   // Refused long enough that the count has grown.
