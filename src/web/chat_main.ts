@@ -26,6 +26,8 @@ const REFUSED_RETRY_MS = 5000;
 const SLOW_CALL_MS = 5000;
 const SIGNED_OUT = "You are no longer signed in; join again.";
 const UNREACHABLE = "The service cannot be reached; try again in a moment.";
+/** Told by a tab whose user left in another tab of the browser, whichever way it hears first. */
+const SIGNED_OUT_ELSEWHERE = "Signed out in another tab.";
 
 function element<T extends HTMLElement>(id: string, type: new () => T): T {
   const found = document.getElementById(id);
@@ -261,9 +263,15 @@ function onPresence(change: PresenceChange) {
   reached();
   tabs.tell({ kind: "presence", change });
   if ("registered" in change && change.name === chat.name) {
-    // Nothing stored: the user left, in another tab.
+    // Nothing stored: the user left, here or in another tab.
     const left = localStorage.getItem(TOKEN_KEY) === null;
-    signOut(left ? "" : "You were unregistered (away too long?); join again.");
+    signOut(
+      !left
+        ? "You were unregistered (away too long?); join again."
+        : leaving
+        ? ""
+        : SIGNED_OUT_ELSEWHERE,
+    );
     return;
   }
   presenceWhileLoading?.push(change);
@@ -353,7 +361,7 @@ addEventListener("storage", (event) => {
     return;
   }
   if (event.newValue === null || !isToken(event.newValue)) {
-    return signOut("Signed out in another tab.");
+    return signOut(SIGNED_OUT_ELSEWHERE);
   }
   adopt(event.newValue);
 });
@@ -497,13 +505,19 @@ ui.postForm.addEventListener("submit", (event) => {
   sending = send().finally(() => sending = undefined);
 });
 
+/** This tab's Leave is on its way: the leading tab may tell it the user left. */
+let leaving = false;
+
 ui.leave.addEventListener("click", async () => {
   // The user's stream would hear them leave: it stops first, here and (as
   // nothing is stored) in the leading tab.
   const token = chat.token;
   localStorage.removeItem(TOKEN_KEY);
   following?.stop.abort();
-  const left = await call(() => chat.unregister());
+  leaving = true;
+  const left = await call(() => chat.unregister()).finally(() =>
+    leaving = false
+  );
   // Gone already (401) is as good as leaving.
   if (!(left instanceof Failure) || left.status === 401) signOut("");
   else {

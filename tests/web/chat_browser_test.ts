@@ -737,6 +737,12 @@ chatTest(
       await tab.page.getByText("Signed out in another tab.").waitFor();
       await tab.page.getByRole("textbox", { name: "Name" }).waitFor();
     }
+    // The tab that left says nothing of another tab.
+    await tabs[5]!.page.getByRole("textbox", { name: "Name" }).waitFor();
+    assert.equal(
+      await tabs[5]!.page.getByText("Signed out in another tab.").count(),
+      0,
+    );
     await context.close();
   },
 );
