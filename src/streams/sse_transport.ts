@@ -61,8 +61,8 @@ export class SseTransport implements Transport {
     return this.#queuedBytes;
   }
 
-  heartbeat(): void {
-    this.#push(HEARTBEAT);
+  beat(_now: number, quiet: boolean): void {
+    if (quiet) this.#push(HEARTBEAT);
   }
 
   /** Errors instead of closing when bytes still wait: a close would wait for a reader that may never come. */

@@ -125,9 +125,10 @@ export class EventStream<T extends Transport = Transport> {
   /** Re-measures what a WebSocket drained unseen, only where something waited (scale.md). */
   heartbeat(now: number, quietMs: number): void {
     if (this.#share.waiting) this.#share.measure();
-    if (!this.#open || now - this.#lastWrite < quietMs) return;
-    this.transport.heartbeat();
-    this.#wrote();
+    if (!this.#open) return;
+    const quiet = now - this.#lastWrite >= quietMs;
+    this.transport.beat(now, quiet);
+    if (quiet) this.#wrote();
   }
 
   end(reason: EndReason = "reconnect"): void {

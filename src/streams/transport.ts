@@ -22,7 +22,8 @@ export interface Transport {
   send(event: StreamEvent): void;
   /** Bytes written but not yet taken: the hub's per-reader bound, measured here only. */
   readonly queuedBytes: number;
-  heartbeat(): void;
+  /** Every beat of the hub; `quiet` when nothing went out for a heartbeat. */
+  beat(now: number, quiet: boolean): void;
   close(reason: EndReason): void;
 }
 

@@ -17,9 +17,14 @@ export class WebSocketTransport implements Transport {
 
   #share: BudgetShare;
 
+  #gone: () => void;
+  /** `performance.now()` by which Deno must have opened the socket. */
+  #openBy: number;
+
   /**
-   * Gone if not open within `openWithinMs`: Deno sends the 101 before the socket opens, and one
-   * whose client reset the connection meanwhile never opens, pings nor closes (architecture.md).
+   * Gone if not open within `openWithinMs`, as the hub's beat finds: Deno sends the 101 before the
+   * socket opens, and one whose client reset the connection meanwhile never opens, pings nor
+   * closes (architecture.md). The beat checks, not a timer per socket (issue 35).
    */
   constructor(
     socket: WebSocket,
@@ -29,17 +34,9 @@ export class WebSocketTransport implements Transport {
   ) {
     this.socket = socket;
     this.#share = share;
-    // Closed as Deno closes a silent peer (1001), should it open after all.
-    const deadline = setTimeout(() => {
-      this.close("stopping");
-      gone();
-    }, openWithinMs);
-    Deno.unrefTimer(deadline);
-    const settled = () => clearTimeout(deadline);
-    socket.addEventListener("close", settled, { once: true });
-    socket.addEventListener("error", settled, { once: true });
+    this.#gone = gone;
+    this.#openBy = performance.now() + openWithinMs;
     socket.addEventListener("open", () => {
-      settled();
       // Deno opens a socket closed during the handshake as if it were not: close it now.
       if (this.#closing !== undefined) closeFor(socket, this.#closing);
       const pending = this.#pending ?? [];
@@ -70,8 +67,15 @@ export class WebSocketTransport implements Transport {
     return this.#pendingLength + this.socket.bufferedAmount;
   }
 
-  heartbeat(): void {
-    // Deno pings after `idleTimeout` without a frame from the client.
+  /** Deno pings after `idleTimeout` without a frame from the client; the beat only checks the opening. */
+  beat(now: number): void {
+    if (this.socket.readyState !== WebSocket.CONNECTING || now < this.#openBy) {
+      return;
+    }
+    this.#openBy = Infinity;
+    // Closed as Deno closes a silent peer (1001), should it open after all.
+    this.close("stopping");
+    this.#gone();
   }
 
   close(reason: EndReason): void {

@@ -594,6 +594,32 @@ Deno.test("a heartbeat goes out only after the quiet interval since the last wri
   });
 });
 
+Deno.test("every beat reaches the transport with its time, quiet or not, so a WebSocket's opening is checked without a timer of its own", async () => {
+  await withHub({}, (hub) => {
+    const beats: [number, boolean][] = [];
+    const stream = hub.open("t", "c", () => ({
+      send() {},
+      queuedBytes: 0,
+      beat: (now: number, quiet: boolean) => void beats.push([now, quiet]),
+      close() {},
+    }));
+    assert.ok(stream instanceof EventStream);
+    stream.live();
+    stream.write(text("event;"));
+    const wrote = performance.now();
+    stream.heartbeat(wrote + 900, 1000);
+    stream.heartbeat(wrote + 1000, 1000);
+    // The heartbeat counts as a write.
+    const after = performance.now();
+    stream.heartbeat(after, 1000);
+    assert.deepEqual(beats, [
+      [wrote + 900, false],
+      [wrote + 1000, true],
+      [after, false],
+    ]);
+  });
+});
+
 Deno.test("ending a topic's streams closes them for their readers; others stay open", async () => {
   await withHub({}, async (hub) => {
     const a = await opened(hub, "t", "c1");

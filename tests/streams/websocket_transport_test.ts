@@ -68,33 +68,36 @@ Deno.test("a stream ended before its socket opens sends nothing and closes the s
   assert.deepEqual(socket.closed, [1013]);
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-Deno.test("a socket that opens in time is not given up", async () => {
-  const { socket, gone } = transport(30);
+Deno.test("a socket that opens in time is not given up, however late the beat", () => {
+  const { socket, t, gone } = transport(30);
   socket.open();
-  await sleep(60);
+  t.beat(performance.now() + 60_000);
   assert.equal(gone(), 0);
   assert.deepEqual(socket.closed, []);
 });
 
-Deno.test("a socket that does not open in time is gone, holds nothing, and is closed with 1001 if it opens later", async () => {
+Deno.test("a socket that does not open in time is gone at the next beat, holds nothing, and is closed with 1001 if it opens later", () => {
   const { socket, t, gone } = transport(20);
   t.send(frame("a".repeat(1000)));
   assert.ok(t.queuedBytes >= 1000);
-  await sleep(60);
+  t.beat(performance.now());
+  assert.equal(gone(), 0, "not before its time");
+  t.beat(performance.now() + 21);
   assert.equal(gone(), 1);
   assert.equal(t.queuedBytes, 0);
+  t.beat(performance.now() + 60_000);
+  assert.equal(gone(), 1, "given up once");
   socket.open();
   assert.deepEqual(socket.sent, []);
   assert.deepEqual(socket.closed, [1001]);
 });
 
-Deno.test("a socket that closes or fails before opening is not given up a second time", async () => {
+Deno.test("a socket that closes or fails before opening is not given up a second time", () => {
   for (const ending of ["close", "error"]) {
-    const { socket, gone } = transport(20);
+    const { socket, t, gone } = transport(20);
+    socket.readyState = WebSocket.CLOSED;
     socket.dispatchEvent(new Event(ending));
-    await sleep(60);
+    t.beat(performance.now() + 60_000);
     assert.equal(gone(), 1, ending);
   }
 });
