@@ -8,6 +8,7 @@ import { createParser } from "eventsource-parser";
 import { headerValue } from "./header_value.js";
 import { ServiceError, serviceErrorOf } from "./service_error.ts";
 import { CLOSE_CODES } from "../http/catalogue.ts";
+import { sleep } from "../timers/sleep.ts";
 
 /** The credential header for `token`, as UTF-8 bytes; none without one. */
 export function tokenHeaders(
@@ -100,18 +101,6 @@ export function reconnectDelay(
     ? retryMs * 2 ** doublings
     : Math.max(retryAfterSeconds * 1000, retryMs);
   return base * (1 + Math.random());
-}
-
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }
 
 /** A socket that closed before it opened: no upgrade, or no server. */
@@ -286,7 +275,7 @@ async function* socketConnection(
       socket.addEventListener("close", () => gone.abort(), { once: true });
       socket.close(1000);
       // Awaited, so a server shut down next finds no socket open.
-      await wait(CLOSE_WAIT_MS, gone.signal);
+      await sleep(CLOSE_WAIT_MS, gone.signal);
     }
   }
   if (signal?.aborted) return;
@@ -358,6 +347,6 @@ export async function* followEventStream(
     const told = reason instanceof ServiceError
       ? reason.retryAfterSeconds
       : undefined;
-    await wait(reconnectDelay(failures, state.retryMs, told), signal);
+    await sleep(reconnectDelay(failures, state.retryMs, told), signal);
   }
 }

@@ -6,6 +6,7 @@
  */
 
 import type { Handler } from "./router.ts";
+import { sleep } from "../timers/sleep.ts";
 
 export interface ResilientServeOptions {
   hostname: string;
@@ -49,19 +50,10 @@ export function serveResilient(
   };
   let current = listen(options.port, options.onListen);
   const addr = current.addr;
-  let stopping = false;
-  let wake = () => {};
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const stop = new AbortController();
 
   const finished = (async () => {
-    while (!stopping) {
+    while (!stop.signal.aborted) {
       // Deno 2.9 also stops, without an error, when a handler throws after a WebSocket upgrade.
       let why = "the listener stopped";
       try {
@@ -69,18 +61,18 @@ export function serveResilient(
       } catch (error) {
         why = (error as Error).message;
       }
-      if (stopping) return;
+      if (stop.signal.aborted) return;
       options.report(
         `accepting connections failed (${why}); serving open connections, listening again shortly`,
         "error",
       );
       for (
         let wait = FIRST_RETRY_MS;
-        !stopping;
+        !stop.signal.aborted;
         wait = Math.min(wait * 2, LAST_RETRY_MS)
       ) {
-        await pause(wait);
-        if (stopping) return;
+        await sleep(wait, stop.signal);
+        if (stop.signal.aborted) return;
         try {
           current = listen(addr.port, () => {});
           options.report(`listening again on port ${addr.port}`, "info");
@@ -96,8 +88,7 @@ export function serveResilient(
     addr,
     finished,
     async shutdown() {
-      stopping = true;
-      wake();
+      stop.abort();
       await Promise.allSettled([...servers].map((server) => server.shutdown()));
       await finished;
     },

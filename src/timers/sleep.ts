@@ -10,18 +10,18 @@
  */
 export function sleep(
   ms: number,
-  signal: AbortSignal,
+  signal?: AbortSignal,
   until?: Promise<unknown>,
 ): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
+  if (signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      signal.removeEventListener("abort", done);
+      signal?.removeEventListener("abort", done);
       resolve();
     };
     const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
+    signal?.addEventListener("abort", done, { once: true });
     until?.then(done, done);
   });
 }
