@@ -4,6 +4,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { precompressed } from "../http/compression.ts";
 import type { Routes } from "../http/router.ts";
 import template from "./chat.html" with { type: "text" };
@@ -13,15 +14,11 @@ import pageScript from "./chat.bundle.js" with { type: "text" };
 /** The page's content type. */
 export const HTML_CONTENT_TYPE = "text/html; charset=UTF-8";
 
-async function sha256Source(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(text),
-  );
-  return `'sha256-${new Uint8Array(digest).toBase64()}'`;
+function sha256Source(text: string): string {
+  return `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
 }
 
-async function buildPage(quote: boolean) {
+function buildPage(quote: boolean): (req: Request) => Response {
   // The hashes cover the exact text between the tags, indentation included.
   const styleText = `\n${style}\n`;
   const scriptText = `\n${pageScript}\n`;
@@ -35,38 +32,28 @@ async function buildPage(quote: boolean) {
   if (!quote) html = html.replace("data-quote-panel", "hidden");
   const policy = [
     "default-src 'none'",
-    `script-src ${await sha256Source(scriptText)}`,
-    `style-src ${await sha256Source(styleText)}`,
+    `script-src ${sha256Source(scriptText)}`,
+    `style-src ${sha256Source(styleText)}`,
     "connect-src 'self'",
     "img-src 'self' data:",
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
-  return {
-    body: html,
-    headers: {
-      "content-type": HTML_CONTENT_TYPE,
-      "content-security-policy": policy,
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-      "cache-control": "no-cache",
-    },
-  };
+  return precompressed(html, {
+    "content-type": HTML_CONTENT_TYPE,
+    "content-security-policy": policy,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+  });
 }
 
 /** The chat page's route; the quote shows only when `quote` says its service is served too. */
 export function chatPageRoutes(options: { quote: boolean }): Routes {
   // Built and compressed once, on the first request.
-  let page: Promise<(req: Request) => Response> | undefined;
+  let page: ((req: Request) => Response) | undefined;
   return {
-    "/chat": {
-      GET: async (req) => {
-        page ??= buildPage(options.quote).then(({ body, headers }) =>
-          precompressed(body, headers)
-        );
-        return (await page)(req);
-      },
-    },
+    "/chat": { GET: (req) => (page ??= buildPage(options.quote))(req) },
   };
 }
