@@ -35,6 +35,9 @@ interface Storm {
   name: string;
   /** From the signal until every follower was open and caught up. */
   recoveredMs: number;
+  /** From the signal until the signalled processes had exited, and until their successors listened. */
+  stoppedMs: number;
+  listeningMs: number;
   recovered: boolean;
   reconnects: number;
   refused: Record<string, number>;
@@ -116,6 +119,7 @@ async function timeRecovery(
   n: number,
   upTo: number,
   before: Baseline,
+  servers: { stoppedMs: number; listeningMs: number },
   ms = 240_000,
 ): Promise<Storm> {
   const since = before.at;
@@ -148,6 +152,7 @@ async function timeRecovery(
   return {
     name,
     recoveredMs: now() - since,
+    ...servers,
     recovered: status.caughtUp >= n,
     reconnects: status.reconnects - before.status.reconnects,
     refused: status.refused,
@@ -195,6 +200,7 @@ export async function runStorms(
   const beforeKill1 = await baseline(readers);
   const beforeKill = posting.stored();
   await victim.stop("SIGKILL");
+  const killed = now() - beforeKill1.at;
   servers.push(await start());
   storms.push(
     await timeRecovery(
@@ -203,6 +209,7 @@ export async function runStorms(
       n,
       beforeKill,
       beforeKill1,
+      { stoppedMs: killed, listeningMs: now() - beforeKill1.at },
     ),
   );
   await sleep(3000);
@@ -211,6 +218,7 @@ export async function runStorms(
   const beforeStop1 = await baseline(readers);
   const beforeStop = posting.stored();
   await Promise.all(servers.map((s) => s.stop("SIGTERM")));
+  const stopped = now() - beforeStop1.at;
   servers.splice(0);
   servers.push(
     ...await Promise.all(Array.from({ length: processes }, start)),
@@ -222,6 +230,7 @@ export async function runStorms(
       n,
       beforeStop,
       beforeStop1,
+      { stoppedMs: stopped, listeningMs: now() - beforeStop1.at },
     ),
   );
   await sleep(3000);
@@ -278,10 +287,12 @@ function write(result: {
       POST_EVERY_MS / 1000
     } s throughout: ${result.stored} stored; at the end, at every follower, ${result.lost} lost, ${result.duplicated} duplicated, ${result.missed} reported missed in a gap.`,
     "",
-    "| storm | every follower following again in | listen queue overflows | reconnects | refusals (status: count), since the start | refusals without Retry-After | how open streams ended, since the start |",
-    "|---|--:|--:|--:|---|--:|---|",
+    "| storm | signalled processes gone / successors listening at | every follower following again in | listen queue overflows | reconnects | refusals (status: count), since the start | refusals without Retry-After | how open streams ended, since the start |",
+    "|---|--:|--:|--:|--:|---|--:|---|",
     ...result.storms.map((s) =>
-      `| ${s.name} | ${s.recovered ? "" : "not within "}${
+      `| ${s.name} | ${(s.stoppedMs / 1000).toFixed(1)} s / ${
+        (s.listeningMs / 1000).toFixed(1)
+      } s | ${s.recovered ? "" : "not within "}${
         (s.recoveredMs / 1000).toFixed(1)
       } s | ${s.listenOverflows} | ${s.reconnects} | ${
         Object.entries(s.refused).map(([k, v]) => `${k}: ${v}`).join("; ") ||
