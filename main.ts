@@ -23,6 +23,7 @@ import { type ProgramLog, programLog } from "./src/program/program_log.ts";
 import { setUpProgram } from "./src/program/program.ts";
 import { StreamEnded } from "./src/streams/sse_transport.ts";
 import { StoreUnavailableError } from "./src/store/store.ts";
+import { sleep } from "./src/timers/sleep.ts";
 
 /** How long stopping may take beyond the drain deadline before the process leaves anyway. */
 const EXIT_GRACE_MS = 1000;
@@ -52,6 +53,7 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
   // Listen for signals before the banner is printed: a script may send one
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;
+  const down = Promise.withResolvers<void>();
   const stop = () => {
     stopped ??= (async () => {
       log.info(
@@ -63,7 +65,10 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
       await inFlight.drain(config.drainTimeoutMs);
       deadline.abort();
       await inFlight.drain(EXIT_GRACE_MS / 2);
-      await server.shutdown();
+      // Streams ended first; a connection Deno never lets go (a WebSocket it
+      // never opened, a reader taking nothing) must not hold the exit.
+      await Promise.race([server.shutdown(), sleep(EXIT_GRACE_MS / 2)]);
+      down.resolve();
     })();
   };
   Deno.addSignalListener("SIGINT", stop);
@@ -90,7 +95,7 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
     Deno.removeSignalListener("SIGTERM", stop);
     throw error;
   }
-  await server.finished;
+  await Promise.race([server.finished, down.promise]);
   await program.store.close();
   log.info("Stopped");
 }

@@ -4,6 +4,7 @@
  * process may open files, and shutdown while clients hold requests open.
  */
 import assert from "node:assert/strict";
+import { postMessage, register } from "./_support/over_http.ts";
 import { runProgram, startServer } from "./_support/program.ts";
 
 const encoder = new TextEncoder();
@@ -147,6 +148,27 @@ Deno.test("SIGTERM exits 0 within the drain deadline plus a second while a clien
     answer === "" || /^HTTP\/1\.1 503 /.test(answer),
     `the held request was answered 503 or closed: ${answer}`,
   );
+});
+
+Deno.test("SIGTERM does not wait for an event-stream reader that takes nothing: the process exits long before its drain deadline", async () => {
+  const server = await startServer(["--quiet", "--drain-timeout-ms=30000"]);
+  const stalled = await Deno.connect({ port: portOf(server.url) });
+  try {
+    await stalled.write(
+      encoder.encode("GET /events HTTP/1.1\r\nHost: x\r\n\r\n"),
+    );
+    const token = await register(server.url, "ann");
+    // Far more than the socket buffers hold, so Deno has bytes it cannot write.
+    for (let i = 0; i < 120; i++) {
+      await postMessage(server.url, token, "x".repeat(60_000));
+    }
+    const signalled = performance.now();
+    assert.equal(await server.stop("SIGTERM"), 0);
+    const seconds = (performance.now() - signalled) / 1000;
+    assert.ok(seconds < 10, `exited ${seconds.toFixed(1)} s after SIGTERM`);
+  } finally {
+    stalled.close();
+  }
 });
 
 Deno.test("the 503s sent while stopping are in the request log", async () => {
