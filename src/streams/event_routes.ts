@@ -298,6 +298,14 @@ function both(first: () => void, second: () => void): () => void {
   };
 }
 
+/** Settles when Deno opens `socket`: one it never opens (architecture.md) must not make its reader online. */
+function opened(socket: WebSocket): Promise<void> {
+  if (socket.readyState !== WebSocket.CONNECTING) return Promise.resolve();
+  return new Promise((resolve) =>
+    socket.addEventListener("open", () => resolve(), { once: true })
+  );
+}
+
 /** Every refusal comes before the upgrade; the catch-up goes out as the socket opens. */
 function openWebSocket(
   route: StreamRoute,
@@ -335,7 +343,9 @@ function openWebSocket(
   );
   stream.reader = reader;
   readClientFrames(route, stream, client, reader !== undefined);
-  catchUpThenLive(route, after, stream, epoch).then(() => {
+  catchUpThenLive(route, after, stream, epoch).then(() =>
+    opened(stream.transport.socket)
+  ).then(() => {
     onlineWhileOpen(route, stream, reader);
   }, () => {
     // Ended with 1011 already; the store's own log tells of its failures.

@@ -449,9 +449,14 @@ Deno.test("an event stream ended by unregistering ends cleanly after its last ev
   });
 });
 
-/** Sends an upgrade to `url`'s /events, then resets the connection at once (SO_LINGER 0): a client whose network died mid-handshake. */
-async function resetHandshakes(url: string, count: number): Promise<void> {
+/** Sends an upgrade to `url`'s /events (as `token`'s user, given one), then resets the connection at once (SO_LINGER 0): a client whose network died mid-handshake. */
+async function resetHandshakes(
+  url: string,
+  count: number,
+  token = "",
+): Promise<void> {
   const { hostname, port } = new URL(url);
+  const as = token === "" ? "" : `X-Messaging-Token: ${token}\\r\\n`;
   const script = `
 import base64, os, socket, struct, sys
 for _ in range(${count}):
@@ -459,7 +464,7 @@ for _ in range(${count}):
     key = base64.b64encode(os.urandom(16)).decode()
     s.sendall(("GET /events HTTP/1.1\\r\\nHost: x\\r\\nUpgrade: websocket\\r\\n"
                "Connection: Upgrade\\r\\nSec-WebSocket-Key: %s\\r\\n"
-               "Sec-WebSocket-Version: 13\\r\\n\\r\\n" % key).encode())
+               "Sec-WebSocket-Version: 13\\r\\n${as}\\r\\n" % key).encode())
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 `;
@@ -514,4 +519,22 @@ Deno.test("SIGTERM does not wait for an upgrade Deno never opened: the process e
       assert.ok(seconds < 10, `exited ${seconds.toFixed(1)} s after SIGTERM`);
     },
   );
+});
+
+Deno.test("a user whose only WebSocket Deno never opened (the client reset the handshake) is not online", async () => {
+  await withServer(["--max-websockets-per-client=100"], async ({ url }) => {
+    const ann = await register(url, "ann");
+    const bob = await register(url, "bob");
+    let leaked = 0;
+    for (let round = 0; round < 10 && leaked === 0; round++) {
+      await resetHandshakes(url, 10, ann);
+      await new Promise((r) => setTimeout(r, 500));
+      leaked = await streamsOpen(url);
+    }
+    assert.ok(leaked > 0, "no reset handshake was left hanging by Deno");
+    const online = await fetch(`${url}users/online`, {
+      headers: { "x-messaging-token": utf8Header(bob) },
+    });
+    assert.deepEqual(await online.json(), { online: [] });
+  });
 });
