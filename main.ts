@@ -54,6 +54,7 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
   // the moment it reads the banner.
   let stopped: Promise<void> | undefined;
   const down = Promise.withResolvers<void>();
+  let storeClosed: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
       log.info(
@@ -64,6 +65,8 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
       stopping.abort();
       await inFlight.drain(config.drainTimeoutMs);
       deadline.abort();
+      // A write still waiting for Redis gives up now, answered 500 (it may have happened).
+      storeClosed = program.store.close();
       await inFlight.drain(EXIT_GRACE_MS / 2);
       // Streams ended first; a connection Deno never lets go (a WebSocket it
       // never opened, a reader taking nothing) must not hold the exit.
@@ -96,7 +99,7 @@ async function serve(config: Config, log: ProgramLog): Promise<void> {
     throw error;
   }
   await Promise.race([server.finished, down.promise]);
-  await program.store.close();
+  await (storeClosed ?? program.store.close());
   log.info("Stopped");
 }
 

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { CONTENT_TYPE, utf8Header } from "./_support/call.ts";
+import { postMessage, register } from "./_support/over_http.ts";
 import { permissionsOf, runProgram, startServer } from "./_support/program.ts";
+import { redisServerPath, startRedis } from "./_support/redis_server.ts";
 
 async function json(res: Response) {
   assert.equal(res.headers.get("content-type"), CONTENT_TYPE);
@@ -275,4 +277,38 @@ Deno.test("no request log line is lost when the program stops right after answer
     / GET \/quote 200 /.test(line)
   );
   assert.equal(lines.length, count);
+});
+
+Deno.test({
+  name:
+    "on SIGTERM a write still waiting for a frozen Redis at the drain deadline is answered 500, and the process exits 0",
+  ignore: redisServerPath() === undefined,
+  fn: async () => {
+    const redis = await startRedis();
+    const server = await startServer([
+      "--quiet",
+      `--store=${redis.url}`,
+      "--drain-timeout-ms=1000",
+    ]);
+    try {
+      const token = await register(server.url, "ann");
+      await postMessage(server.url, token, "before");
+      redis.pause();
+      const answer = fetch(server.url, {
+        method: "POST",
+        headers: { "x-messaging-token": utf8Header(token) },
+        body: JSON.stringify({ text: "while frozen" }),
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      server.process.kill("SIGTERM");
+      // Before, the connection was cut at exit with no answer at all.
+      const res = await answer;
+      assert.equal(res.status, 500);
+      assert.equal((await json(res)).status, 500);
+      assert.equal(await server.stop(), 0);
+    } finally {
+      redis.resume();
+      await redis.kill();
+    }
+  },
 });

@@ -473,6 +473,8 @@ export class RedisStore implements Store {
 
   /** Drops this process's presence, then closes both connections; unsettled writes give up. */
   async close(): Promise<void> {
+    // First: retiring presence waits for a Redis that may be frozen.
+    this.#kernel.writes.close();
     await this.#presence.close();
     await this.#kernel.close();
   }

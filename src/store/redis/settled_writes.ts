@@ -254,10 +254,13 @@ export class SettledWrites {
     const [script, keys, args] = write.call;
     let reply: unknown;
     try {
-      reply = await this.gate.send(() => {
-        write.session = this.connection.session;
-        return this.connection.run(script, keys, args);
-      });
+      reply = await untilClosed(
+        this.gate.send(() => {
+          write.session = this.connection.session;
+          return this.connection.run(script, keys, args);
+        }),
+        this.#closing.signal,
+      );
     } catch (error) {
       write.error = error;
       return error instanceof CommandFailed ? error.outcome : "fault";
@@ -367,4 +370,17 @@ export class SettledWrites {
   close(): void {
     this.#closing.abort();
   }
+}
+
+/** A reply a frozen Redis never sends must not hold a closing store: the write is then in doubt. */
+function untilClosed<T>(reply: Promise<T>, closing: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const closed = () =>
+      reject(new CommandFailed("unknown", "the store was closed"));
+    if (closing.aborted) closed();
+    closing.addEventListener("abort", closed, { once: true });
+    reply.then(resolve, reject).finally(() =>
+      closing.removeEventListener("abort", closed)
+    );
+  });
 }
